@@ -1,0 +1,33 @@
+import type { NextFunction, Request, Response } from 'express';
+import { context, httpRequestDuration, type Logger, withLogContext } from '@platform/runtime';
+import { requestIdOf } from './request-id';
+import { routeTemplateOf } from './route-template';
+
+/**
+ * One log line and one duration observation per request, written when the response is done. Only the route
+ * template is recorded, never the path or query string (they can carry ids or secrets), and no headers.
+ */
+export function accessLogMiddleware(logger: Logger) {
+  return (req: Request, res: Response, next: NextFunction): void => {
+    const startedAt = process.hrtime.bigint();
+    // Response events fire outside the request's async context; re-enter it so the line carries trace ids.
+    const activeContext = context.active();
+    let done = false;
+    const record = () => {
+      if (done) return;
+      done = true;
+      const seconds = Number(process.hrtime.bigint() - startedAt) / 1e9;
+      const route = routeTemplateOf(req, res);
+      const status = res.writableFinished ? res.statusCode : 499; // 499: the client went away first
+      httpRequestDuration.observe({ method: req.method, route, status: String(status) }, seconds);
+      context.with(activeContext, () =>
+        withLogContext({ requestId: requestIdOf(res) }, () =>
+          logger.info({ method: req.method, route, status, durationMs: Math.round(seconds * 1e6) / 1e3 }, 'request'),
+        ),
+      );
+    };
+    res.once('finish', record);
+    res.once('close', record);
+    next();
+  };
+}

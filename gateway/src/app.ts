@@ -1,0 +1,93 @@
+import express, { type Express, type Request, type Response } from 'express';
+import { accessLogMiddleware } from './access-log';
+import { errorHandler } from './error-handler';
+import { jsonBodyMiddleware } from './json-body';
+import { notFoundHandler } from './not-found';
+import { buildOpenApiDocument } from './openapi';
+import { createOpsRouter, type Logger, type ReadinessReport } from '@platform/runtime';
+import { requestIdMiddleware } from './request-id';
+import { toExpressPath, type AnyRouteDefinition } from './route';
+import { routeHandler, type Authenticate } from './route-handler';
+import { setRouteTemplate } from './route-template';
+import { serverSpanMiddleware } from './server-span';
+
+export interface EdgeConfig {
+  /** The public address; the OpenAPI document's server. */
+  appUrl: string;
+  bodyLimitBytes: number;
+  /** express `trust proxy`: true, a hop count, or addresses/subnets (as TRUST_PROXY holds them). */
+  trustProxy?: boolean | number | string;
+  /** The OpenAPI document's title. */
+  instanceName?: string;
+}
+
+export interface EdgeAppOptions {
+  config: EdgeConfig;
+  logger: Logger;
+  readiness: () => Promise<ReadinessReport>;
+  routes: readonly AnyRouteDefinition[];
+  /** Identifies the caller of a `/v1` route before validation; plugged in by the identity feature. */
+  authenticate?: Authenticate;
+  /** Adds routes outside `/v1` (OAuth, discovery, connect); they run before the 404 handler. */
+  mount?: (app: Express) => void;
+}
+
+export const OPENAPI_PATH = '/v1/openapi.json';
+
+/** TRUST_PROXY arrives as a string: `true`/`false`, a hop count, or a list of addresses. */
+function trustProxySetting(value: boolean | number | string): boolean | number | string {
+  if (typeof value !== 'string') return value;
+  const trimmed = value.trim();
+  if (trimmed === 'true') return true;
+  if (trimmed === 'false') return false;
+  if (/^\d+$/.test(trimmed)) return Number(trimmed);
+  return trimmed;
+}
+
+function assertUniqueRoutes(routes: readonly AnyRouteDefinition[]): void {
+  const seenPaths = new Set<string>([`get ${OPENAPI_PATH}`]);
+  const seenOperations = new Set<string>();
+  for (const route of routes) {
+    const key = `${route.method} ${toExpressPath(route.path)}`;
+    if (seenPaths.has(key)) throw new Error(`route ${route.method.toUpperCase()} ${route.path} is defined twice`);
+    if (seenOperations.has(route.operationId)) throw new Error(`operationId ${route.operationId} is used twice`);
+    seenPaths.add(key);
+    seenOperations.add(route.operationId);
+  }
+}
+
+/**
+ * The HTTP edge: request ids, tracing, access logs and metrics around the ops endpoints, the `/v1` routes
+ * (JSON only), the OpenAPI document and whatever `mount` adds; unknown routes and every error are rendered in
+ * the one error shape.
+ */
+export function createEdgeApp(options: EdgeAppOptions): Express {
+  const { config, logger, routes } = options;
+  assertUniqueRoutes(routes);
+  const openApiDocument = buildOpenApiDocument(routes, { title: config.instanceName ?? 'MCP Platform', appUrl: config.appUrl });
+
+  const app = express();
+  app.disable('x-powered-by');
+  if (config.trustProxy !== undefined) app.set('trust proxy', trustProxySetting(config.trustProxy));
+
+  app.use(requestIdMiddleware);
+  app.use(serverSpanMiddleware);
+  app.use(accessLogMiddleware(logger));
+  app.use('/v1', jsonBodyMiddleware(config.bodyLimitBytes));
+
+  app.use(createOpsRouter({ readiness: options.readiness, logger }));
+
+  app.get(OPENAPI_PATH, (_req: Request, res: Response) => {
+    setRouteTemplate(res, OPENAPI_PATH);
+    res.json(openApiDocument);
+  });
+  for (const route of routes) {
+    app[route.method](toExpressPath(route.path), routeHandler(route, options.authenticate));
+  }
+
+  options.mount?.(app);
+
+  app.use(notFoundHandler(app));
+  app.use(errorHandler(logger));
+  return app;
+}

@@ -1,0 +1,11 @@
+export * from './app';
+export * from './route';
+export { type Authenticate } from './route-handler';
+export * from './conditional';
+export * from './team-ref';
+export * from './pagination';
+export * from './error-body';
+export * from './openapi';
+export { requestIdOf, REQUEST_ID_HEADER } from './request-id';
+export { routeTemplateOf, setRouteTemplate } from './route-template';
+export { toAppError } from './to-app-error';

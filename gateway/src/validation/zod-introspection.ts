@@ -1,0 +1,62 @@
+import type { z } from 'zod';
+
+/** The parts of zod v4's internal definition the edge reads (stable across v4 minor versions). */
+interface ZodDefinition {
+  type: string;
+  innerType?: z.ZodType;
+  in?: z.ZodType;
+  element?: z.ZodType;
+  options?: readonly z.ZodType[];
+  shape?: Record<string, z.ZodType>;
+  catchall?: z.ZodType;
+  valueType?: z.ZodType;
+}
+
+export function definitionOf(schema: z.ZodType): ZodDefinition {
+  return (schema as unknown as { _zod: { def: ZodDefinition } })._zod.def;
+}
+
+/** Wrappers that do not change what a value looks like on the wire. */
+const WRAPPERS = new Set(['optional', 'nullable', 'default', 'prefault', 'readonly', 'catch', 'nonoptional']);
+
+/** The schema under optional/nullable/default/... and the input side of pipes (transforms, coerce chains). */
+export function unwrap(schema: z.ZodType): z.ZodType {
+  let current = schema;
+  for (let i = 0; i < 20; i++) {
+    const def = definitionOf(current);
+    if (WRAPPERS.has(def.type) && def.innerType) current = def.innerType;
+    else if (def.type === 'pipe' && def.in) current = def.in;
+    else return current;
+  }
+  return current;
+}
+
+export function isStrictObject(schema: z.ZodType): boolean {
+  const def = definitionOf(schema);
+  return def.type === 'object' && def.catchall !== undefined && definitionOf(def.catchall).type === 'never';
+}
+
+/**
+ * Dotted paths of object schemas, below the top level, that would silently drop unknown fields. Request
+ * bodies refuse unknown fields at every depth, so those must be written with `z.strictObject`.
+ */
+export function nonStrictNestedObjects(schema: z.ZodType, path = ''): string[] {
+  const found: string[] = [];
+  const visit = (node: z.ZodType, at: string, top: boolean) => {
+    const inner = unwrap(node);
+    const def = definitionOf(inner);
+    if (def.type === 'object') {
+      // A catchall (strict, or an explicit loose/passthrough) is a deliberate choice; only the default strips.
+      if (!top && def.catchall === undefined) found.push(at || '(root)');
+      for (const [key, child] of Object.entries(def.shape ?? {})) visit(child, at ? `${at}.${key}` : key, false);
+    } else if (def.type === 'array' && def.element) {
+      visit(def.element, at ? `${at}.*` : '*', false);
+    } else if ((def.type === 'union' || def.type === 'discriminated_union') && def.options) {
+      for (const option of def.options) visit(option, at, false);
+    } else if (def.type === 'record' && def.valueType) {
+      visit(def.valueType, at ? `${at}.*` : '*', false);
+    }
+  };
+  visit(schema, path, true);
+  return found;
+}

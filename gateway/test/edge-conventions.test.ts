@@ -1,0 +1,146 @@
+import type { Express } from 'express';
+import type { ReadinessReport } from '@platform/runtime/src/http';
+import { accessLogFor, startEdge, type RunningEdge, readJson } from './support';
+import { testRoutes } from './routes';
+
+let edge: RunningEdge;
+let ready = true;
+beforeAll(async () => {
+  edge = await startEdge({
+    routes: testRoutes,
+    readiness: async (): Promise<ReadinessReport> =>
+      ready
+        ? { status: 'ok', checks: { database: { ok: true } } }
+        : { status: 'unavailable', checks: { database: { ok: true }, bus: { ok: false, error: 'timed out' } } },
+    // Stands in for the OAuth routes a later feature mounts outside /v1.
+    mount: (app: Express) => {
+      app.post('/oauth/token', (_req, res) => {
+        res.json({ ok: true });
+      });
+    },
+  });
+});
+afterAll(() => edge.close());
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+describe('request ids', () => {
+  it('echoes a well-formed incoming X-Request-Id and uses it in the access log', async () => {
+    const response = await fetch(edge.url('/v1/teams/acme/things/1'), { headers: { 'x-request-id': 'abc.DEF_123-xyz' } });
+    expect(response.headers.get('x-request-id')).toBe('abc.DEF_123-xyz');
+    const line = await accessLogFor(edge, 'abc.DEF_123-xyz');
+    expect(line).toMatchObject({ method: 'GET', route: '/v1/teams/{team}/things/{thingId}', status: 200 });
+    expect(typeof line.durationMs).toBe('number');
+    expect(JSON.stringify(line)).not.toMatch(/x-request-id|user-agent|acme/i);
+  });
+
+  it('generates a UUID when none is sent', async () => {
+    const response = await fetch(edge.url('/healthz'));
+    expect(response.headers.get('x-request-id')).toMatch(UUID);
+  });
+
+  it('replaces a malformed incoming id rather than echoing it', async () => {
+    for (const bad of ['short', 'has spaces in it', 'x'.repeat(129), 'semi;colon-value', '../../etc/passwd']) {
+      const response = await fetch(edge.url('/healthz'), { headers: { 'x-request-id': bad } });
+      expect(response.headers.get('x-request-id')).toMatch(UUID);
+    }
+  });
+
+  it('puts the request id in error bodies', async () => {
+    const response = await fetch(edge.url('/v1/nothing-here'), { headers: { 'x-request-id': 'error-body-id-1' } });
+    expect((await readJson(response)).error.requestId).toBe('error-body-id-1');
+  });
+});
+
+describe('unknown routes and methods', () => {
+  it('answers 404 not_found in the error shape under /v1', async () => {
+    const response = await fetch(edge.url('/v1/does/not/exist'));
+    expect(response.status).toBe(404);
+    expect(await readJson(response)).toEqual({ error: { code: 'not_found', message: 'No such route', requestId: expect.any(String) } });
+  });
+
+  it('answers 404 not_found in the error shape elsewhere', async () => {
+    const response = await fetch(edge.url('/favicon.ico'));
+    expect(response.status).toBe(404);
+    expect(response.headers.get('content-type')).toContain('application/json');
+    expect((await readJson(response)).error.code).toBe('not_found');
+  });
+
+  it('answers 405 with Allow when the path exists with other methods', async () => {
+    const response = await fetch(edge.url('/v1/teams/acme/things/1'), { method: 'DELETE' });
+    expect(response.status).toBe(405);
+    expect(response.headers.get('allow')).toBe('GET, HEAD, PATCH');
+    expect((await readJson(response)).error.code).toBe('method_not_allowed');
+  });
+
+  it('answers 405 for routes mounted outside /v1 and for the ops endpoints', async () => {
+    const token = await fetch(edge.url('/oauth/token'));
+    expect(token.status).toBe(405);
+    expect(token.headers.get('allow')).toBe('POST');
+    const health = await fetch(edge.url('/healthz'), { method: 'POST' });
+    expect(health.status).toBe(405);
+    expect(health.headers.get('allow')).toBe('GET, HEAD');
+  });
+
+  it('serves mounted routes', async () => {
+    const response = await fetch(edge.url('/oauth/token'), { method: 'POST' });
+    expect(response.status).toBe(200);
+  });
+});
+
+describe('errors', () => {
+  it('renders an unexpected error as 500 internal with a generic message, logging the stack', async () => {
+    const response = await fetch(edge.url('/v1/boom'), { headers: { 'x-request-id': 'boom-request-1' } });
+    expect(response.status).toBe(500);
+    const text = await response.text();
+    expect(JSON.parse(text)).toEqual({ error: { code: 'internal', message: 'Internal error', requestId: 'boom-request-1' } });
+    expect(text).not.toMatch(/hunter2|postgres|at .*\.ts/);
+
+    await accessLogFor(edge, 'boom-request-1');
+    const logged = edge.lines.find((l) => l.msg === 'request failed' && l.requestId === 'boom-request-1');
+    expect(logged).toBeDefined();
+    expect(JSON.stringify(logged)).toMatch(/routes\.ts/); // the stack is in the log
+  });
+
+  it('applies AppError headers, such as Retry-After on slow_down', async () => {
+    const response = await fetch(edge.url('/v1/slow'), { method: 'POST' });
+    expect(response.status).toBe(429);
+    expect(response.headers.get('retry-after')).toBe('30');
+    expect((await readJson(response)).error).toMatchObject({ code: 'slow_down', message: 'Too many requests; retry later' });
+  });
+});
+
+describe('ops endpoints on the edge', () => {
+  it('answers /healthz', async () => {
+    const response = await fetch(edge.url('/healthz'));
+    expect(response.status).toBe(200);
+    expect(await readJson(response)).toEqual({ status: 'ok' });
+    expect(response.headers.get('x-powered-by')).toBeNull();
+  });
+
+  it('answers /readyz 200 when ready and 503 naming the failed check when not', async () => {
+    ready = true;
+    const ok = await fetch(edge.url('/readyz'));
+    expect(ok.status).toBe(200);
+    expect(await readJson(ok)).toEqual({ status: 'ok', checks: { database: { ok: true } } });
+    ready = false;
+    const down = await fetch(edge.url('/readyz'));
+    expect(down.status).toBe(503);
+    expect(await readJson(down)).toEqual({
+      status: 'unavailable',
+      checks: { database: { ok: true }, bus: { ok: false, error: 'timed out' } },
+    });
+    ready = true;
+  });
+
+  it('serves /metrics with request durations by route template', async () => {
+    await fetch(edge.url('/v1/teams/metrics-team/things/5'));
+    const response = await fetch(edge.url('/metrics'));
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^text\/plain/);
+    const text = await response.text();
+    expect(text).toContain('platform_http_request_duration_seconds_bucket');
+    expect(text).toMatch(/platform_http_request_duration_seconds_count\{method="GET",route="\/v1\/teams\/\{team\}\/things\/\{thingId\}",status="200"\} \d+/);
+    expect(text).not.toContain('metrics-team');
+  });
+});

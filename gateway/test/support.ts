@@ -1,0 +1,65 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
+import { createLogger } from '@platform/runtime/src/logging';
+import { createEdgeApp, type EdgeAppOptions } from '../src';
+
+export type LogLine = Record<string, unknown> & { msg?: string };
+
+/** A logger that keeps its JSON lines in memory, so tests can read what the edge logged. */
+export function memoryLogger() {
+  const lines: LogLine[] = [];
+  const destination = new Writable({
+    write(chunk, _encoding, done) {
+      for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line) as LogLine);
+      done();
+    },
+  });
+  return { logger: createLogger({ level: 'debug', name: 'edge-test', destination }), lines };
+}
+
+export interface RunningEdge {
+  url(path: string): string;
+  lines: LogLine[];
+  close(): Promise<void>;
+}
+
+/** Starts the edge on an ephemeral port with real HTTP. */
+export async function startEdge(options: Partial<EdgeAppOptions> & Pick<EdgeAppOptions, 'routes'>): Promise<RunningEdge> {
+  const { logger, lines } = memoryLogger();
+  const app = createEdgeApp({
+    config: { appUrl: 'https://platform.example.test', bodyLimitBytes: 1024, instanceName: 'Test Platform' },
+    logger,
+    readiness: async () => ({ status: 'ok', checks: {} }),
+    ...options,
+  });
+  const server = await new Promise<Server>((resolve, reject) => {
+    const listening = app.listen(0, '127.0.0.1', (error?: Error) => (error ? reject(error) : resolve(listening)));
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: (path) => `http://127.0.0.1:${port}${path}`,
+    lines,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+/** Waits until the access log line of a request is written (it is written when the response finishes). */
+export async function accessLogFor(edge: RunningEdge, requestId: string): Promise<LogLine> {
+  for (let i = 0; i < 100; i++) {
+    const line = edge.lines.find((l) => l.msg === 'request' && l.requestId === requestId);
+    if (line) return line;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error(`no access log line for ${requestId}`);
+}
+
+/** The parsed JSON body of a response, loosely typed for assertions. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export async function readJson(response: Response): Promise<any> {
+  return response.json();
+}

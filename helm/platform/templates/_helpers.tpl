@@ -1,0 +1,159 @@
+{{/* Chart name. */}}
+{{- define "platform.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* Release full name, at most 40 characters so "<fullname>-<target>" stays a valid DNS label. */}}
+{{- define "platform.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 40 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := default .Chart.Name .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 40 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 40 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "platform.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* Common labels. */}}
+{{- define "platform.labels" -}}
+helm.sh/chart: {{ include "platform.chart" . }}
+{{ include "platform.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: {{ include "platform.name" . }}
+{{- end -}}
+
+{{- define "platform.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "platform.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{/* Labels of one component. Call with (dict "root" $ "component" "identity"). */}}
+{{- define "platform.componentLabels" -}}
+{{ include "platform.labels" .root }}
+app.kubernetes.io/component: {{ .component }}
+{{- end -}}
+
+{{- define "platform.componentSelectorLabels" -}}
+{{ include "platform.selectorLabels" .root }}
+app.kubernetes.io/component: {{ .component }}
+{{- end -}}
+
+{{/* Name of a target's Deployment/Service. Call with (dict "root" $ "target" "identity"). */}}
+{{- define "platform.targetName" -}}
+{{- printf "%s-%s" (include "platform.fullname" .root) .target | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "platform.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- default (include "platform.fullname" .) .Values.serviceAccount.name -}}
+{{- else -}}
+{{- default "default" .Values.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "platform.configMapName" -}}
+{{- printf "%s-config" (include "platform.fullname" .) -}}
+{{- end -}}
+
+{{- define "platform.secretName" -}}
+{{- if .Values.secrets.existingSecret -}}
+{{- .Values.secrets.existingSecret -}}
+{{- else -}}
+{{- printf "%s-secrets" (include "platform.fullname" .) -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "platform.image" -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag | toString) -}}
+{{- end -}}
+
+{{/* Is the target a gRPC service target (anything other than the HTTP edge)? */}}
+{{- define "platform.isServiceTarget" -}}
+{{- if eq (toString (default "service" .kind)) "service" -}}true{{- end -}}
+{{- end -}}
+
+{{/* <NAME>_SERVICE_ADDR for every service target: the per-target Service when the target is
+     enabled here, else externalServiceAddrs.<name> when given. */}}
+{{- define "platform.serviceAddrEnv" -}}
+{{- $root := . -}}
+{{- range $name, $raw := .Values.targets }}
+{{- $t := mustMergeOverwrite (deepCopy $root.Values.targetDefaults) (deepCopy (default dict $raw)) }}
+{{- if include "platform.isServiceTarget" $t }}
+{{- $addr := "" }}
+{{- if $t.enabled }}
+{{- $addr = printf "%s:%v" (include "platform.targetName" (dict "root" $root "target" $name)) $root.Values.ports.grpc }}
+{{- else if hasKey $root.Values.externalServiceAddrs $name }}
+{{- $addr = index $root.Values.externalServiceAddrs $name }}
+{{- end }}
+{{- if $addr }}
+- name: {{ printf "%s_SERVICE_ADDR" (upper $name) }}
+  value: {{ $addr | quote }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end -}}
+
+{{/* Checksums that roll the pods when configuration changes. */}}
+{{- define "platform.configChecksums" -}}
+checksum/config: {{ include (print .Template.BasePath "/configmap.yaml") . | sha256sum }}
+{{- if not .Values.secrets.existingSecret }}
+checksum/secret: {{ omit .Values.secrets "existingSecret" | toJson | sha256sum }}
+{{- end }}
+{{- end -}}
+
+{{/* Volumes shared by all pods. */}}
+{{- define "platform.tmpVolume" -}}
+- name: tmp
+  emptyDir:
+    {{- with .Values.tmpVolume.sizeLimit }}
+    sizeLimit: {{ . }}
+    {{- end }}
+{{- end -}}
+
+{{/* The HTTP probes (gateway, all-in-one). */}}
+{{- define "platform.httpProbes" -}}
+startupProbe:
+  httpGet:
+    path: /healthz
+    port: http
+  {{- toYaml .Values.probes.startup | nindent 2 }}
+livenessProbe:
+  httpGet:
+    path: /healthz
+    port: http
+  {{- toYaml .Values.probes.liveness | nindent 2 }}
+readinessProbe:
+  httpGet:
+    path: /readyz
+    port: http
+  {{- toYaml .Values.probes.readiness | nindent 2 }}
+{{- end -}}
+
+{{/* Native gRPC health probes (grpc.health.v1) of service targets. */}}
+{{- define "platform.grpcProbes" -}}
+startupProbe:
+  grpc:
+    port: {{ .Values.ports.grpc }}
+  {{- toYaml .Values.probes.startup | nindent 2 }}
+livenessProbe:
+  grpc:
+    port: {{ .Values.ports.grpc }}
+  {{- toYaml .Values.probes.liveness | nindent 2 }}
+readinessProbe:
+  grpc:
+    port: {{ .Values.ports.grpc }}
+  {{- toYaml .Values.probes.readiness | nindent 2 }}
+{{- end -}}
+
+{{/* terminationGracePeriodSeconds: the app's shutdown timeout plus a margin. */}}
+{{- define "platform.terminationGrace" -}}
+{{- add (int (default "25" .Values.config.SHUTDOWN_TIMEOUT_SECONDS)) 10 -}}
+{{- end -}}

@@ -1,0 +1,119 @@
+{{/*
+Pod spec shared by the per-target Deployments and the all-in-one Deployment.
+Call with (dict
+  "root" $                  chart root context
+  "component" "identity"    target name, or "all"
+  "grpc" true/false         serve gRPC (containerPort + GRPC_HOST/GRPC_PORT)
+  "grpcProbes" true/false   native gRPC probes (else HTTP /healthz + /readyz)
+  "t" $values               effective per-target values (resources, extraEnv, nodeSelector, tolerations, affinity)
+  "dataVolume" $source      volume source mounted on DATA_DIR)
+*/}}
+{{- define "platform.podSpec" -}}
+{{- $root := .root -}}
+{{- $v := $root.Values -}}
+{{- $t := .t -}}
+serviceAccountName: {{ include "platform.serviceAccountName" $root }}
+automountServiceAccountToken: {{ $v.serviceAccount.automountServiceAccountToken }}
+{{- with $v.imagePullSecrets }}
+imagePullSecrets:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with $v.priorityClassName }}
+priorityClassName: {{ . }}
+{{- end }}
+securityContext:
+  {{- toYaml $v.podSecurityContext | nindent 2 }}
+terminationGracePeriodSeconds: {{ include "platform.terminationGrace" $root }}
+enableServiceLinks: false
+containers:
+  - name: platform
+    image: {{ include "platform.image" $root | quote }}
+    imagePullPolicy: {{ $v.image.pullPolicy }}
+    args:
+      - {{ printf "--target=%s" .component | quote }}
+    ports:
+      - name: http
+        containerPort: {{ $v.ports.http }}
+        protocol: TCP
+      {{- if .grpc }}
+      - name: grpc
+        containerPort: {{ $v.ports.grpc }}
+        protocol: TCP
+      {{- end }}
+    envFrom:
+      - configMapRef:
+          name: {{ include "platform.configMapName" $root }}
+      - secretRef:
+          name: {{ include "platform.secretName" $root }}
+      {{- with $v.extraEnvFrom }}
+      {{- toYaml . | nindent 6 }}
+      {{- end }}
+    env:
+      - name: PORT
+        value: {{ $v.ports.http | quote }}
+      {{- if .grpc }}
+      - name: GRPC_HOST
+        value: "0.0.0.0"
+      - name: GRPC_PORT
+        value: {{ $v.ports.grpc | quote }}
+      {{- end }}
+      - name: DATA_DIR
+        value: "/data"
+      {{- if not (hasKey $v.config "OTEL_SERVICE_NAME") }}
+      - name: OTEL_SERVICE_NAME
+        value: {{ printf "mcp-platform-%s" .component | quote }}
+      {{- end }}
+      - name: POD_NAME
+        valueFrom:
+          fieldRef:
+            fieldPath: metadata.name
+      {{- if not (hasKey $v.config "OTEL_RESOURCE_ATTRIBUTES") }}
+      - name: OTEL_RESOURCE_ATTRIBUTES
+        value: {{ printf "service.instance.id=$(POD_NAME),k8s.pod.name=$(POD_NAME),k8s.namespace.name=%s" $root.Release.Namespace | quote }}
+      {{- end }}
+      {{- if not $v.allInOne.enabled }}
+      {{- include "platform.serviceAddrEnv" $root | trim | nindent 6 }}
+      {{- end }}
+      {{- with $v.extraEnv }}
+      {{- toYaml . | nindent 6 }}
+      {{- end }}
+      {{- with $t.extraEnv }}
+      {{- toYaml . | nindent 6 }}
+      {{- end }}
+    {{- if .grpcProbes }}
+    {{- include "platform.grpcProbes" $root | nindent 4 }}
+    {{- else }}
+    {{- include "platform.httpProbes" $root | nindent 4 }}
+    {{- end }}
+    {{- with $t.resources }}
+    resources:
+      {{- toYaml . | nindent 6 }}
+    {{- end }}
+    securityContext:
+      {{- toYaml $v.securityContext | nindent 6 }}
+    volumeMounts:
+      - name: tmp
+        mountPath: /tmp
+      - name: data
+        mountPath: /data
+volumes:
+  {{- include "platform.tmpVolume" $root | nindent 2 }}
+  - name: data
+    {{- toYaml .dataVolume | nindent 4 }}
+{{- with (default $v.nodeSelector $t.nodeSelector) }}
+nodeSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with (default $v.affinity $t.affinity) }}
+affinity:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with (default $v.tolerations $t.tolerations) }}
+tolerations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with $v.topologySpreadConstraints }}
+topologySpreadConstraints:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end -}}

@@ -1,0 +1,15 @@
+import type { Logger, PlatformConfig, ReadinessCheck } from '@platform/runtime';
+
+/** What every module of this process shares. */
+export interface PlatformContext {
+  config: PlatformConfig;
+  logger: Logger;
+  /** The targets this process runs, as given on the command line. */
+  targets: string[];
+  /** Checks behind /readyz; modules add theirs as they start. */
+  readiness: ReadinessCheck[];
+  /** Address of this process's own gRPC server once it listens (services hosted here are reached on it). */
+  localGrpcAddress?: string;
+  /** How long draining may take before connections are cut. */
+  shutdownGraceMs: number;
+}

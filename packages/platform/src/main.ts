@@ -1,0 +1,27 @@
+import { parseArgs } from 'node:util';
+import { ConfigError, createLogger, onShutdownSignal } from '@platform/runtime';
+import { startPlatform } from './platform';
+
+/**
+ * The one executable. `--target=all` (the default) runs every module in one process; `--target=identity`
+ * (or a comma list) runs only those, for one service per pod.
+ */
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: { target: { type: 'string', default: process.env.TARGET ?? 'all' }, help: { type: 'boolean', short: 'h' } },
+    allowPositionals: false,
+  });
+  if (values.help) {
+    process.stdout.write('usage: platform [--target=all|gateway|identity|catalog|agents|knowledge|billing|notifications[,...]]\n');
+    return;
+  }
+  const platform = await startPlatform({ target: values.target });
+  onShutdownSignal(platform.stop, { logger: platform.context.logger, timeoutMs: platform.context.shutdownGraceMs + 5_000 });
+}
+
+main().catch((error: unknown) => {
+  const logger = createLogger();
+  if (error instanceof ConfigError) logger.fatal({ problems: error.problems }, error.message);
+  else logger.fatal({ err: error }, 'failed to start');
+  process.exit(1);
+});

@@ -1,0 +1,116 @@
+import {
+  createCache,
+  createDatabase,
+  createEventBus,
+  GrpcServer,
+  loadSecrets,
+  SERVICE_NAMES,
+  startTelemetry,
+  type ModuleDefinition,
+  type ServiceName,
+} from '@platform/runtime';
+import { gatewayModule } from './modules/gateway';
+import { httpModule } from './modules/http';
+import { clientsModule } from './modules/clients';
+import { serviceModule } from './modules/service';
+import type { PlatformContext } from './context';
+import { SERVICES } from './services';
+
+/**
+ * Every module of the platform and what it needs, in one place. A target (targets.ts) names modules; the
+ * manager pulls in their dependencies, starts them in order and stops them in reverse.
+ *
+ *   telemetry, database, cache, bus, secrets      infrastructure ports (embedded or real adapters)
+ *   identity … notifications                      the services: migrations, outbox relay, consumers, handlers
+ *   grpc-server                                   hosts the services of this process on one gRPC port
+ *   clients                                       gRPC clients of every service, local or remote
+ *   gateway                                       the HTTP edge: /v1, OAuth, /mcp
+ *   http                                          the process's HTTP listener: the edge (if any) and /healthz, /readyz, /metrics
+ */
+const infrastructure = ['telemetry', 'database', 'cache', 'bus', 'secrets'] as const;
+
+export const MODULES: Record<string, ModuleDefinition<PlatformContext>> = {
+  telemetry: {
+    async start(ctx) {
+      const telemetry = await startTelemetry({ serviceName: 'mcp-platform', logger: ctx.logger });
+      return { stop: () => telemetry.shutdown() };
+    },
+  },
+  database: {
+    deps: ['telemetry'],
+    async start(ctx) {
+      const db = await createDatabase(ctx.config.storage, ctx.logger);
+      ctx.readiness.push({ name: 'database', check: () => db.ping() });
+      return { value: db, stop: () => db.close() };
+    },
+  },
+  cache: {
+    deps: ['telemetry'],
+    async start(ctx) {
+      const cache = await createCache(ctx.config.cache, ctx.logger);
+      ctx.readiness.push({ name: 'cache', check: () => cache.ping() });
+      return { value: cache, stop: () => cache.close() };
+    },
+  },
+  bus: {
+    deps: ['telemetry'],
+    async start(ctx) {
+      const bus = await createEventBus(ctx.config.bus, ctx.logger);
+      ctx.readiness.push({ name: 'bus', check: () => bus.ping() });
+      return { value: bus, stop: () => bus.close() };
+    },
+  },
+  secrets: {
+    async start(ctx) {
+      const secrets = await loadSecrets({
+        encryptionKey: ctx.config.env.ENCRYPTION_KEY,
+        apiKeyPepper: ctx.config.env.API_KEY_PEPPER,
+        dataDir: ctx.config.env.DATA_DIR,
+        embedded: ctx.config.storage.kind === 'pglite',
+        logger: ctx.logger,
+      });
+      return { value: secrets };
+    },
+  },
+  ...Object.fromEntries(
+    SERVICE_NAMES.map((name) => [name, serviceModule(SERVICES[name], { deps: [...infrastructure, 'clients'], with: ['grpc-server', 'http'] })]),
+  ),
+  'grpc-server': {
+    after: SERVICE_NAMES,
+    async start(ctx, running) {
+      const server = new GrpcServer({ host: ctx.config.grpc.host, port: ctx.config.grpc.port, logger: ctx.logger });
+      for (const name of SERVICE_NAMES) {
+        if (!running.has(name)) continue;
+        const service = running.get<{ register(server: GrpcServer): void }>(name);
+        service.register(server);
+      }
+      const port = await server.start();
+      ctx.localGrpcAddress = `127.0.0.1:${port}`;
+      ctx.logger.info({ host: ctx.config.grpc.host, port }, 'gRPC server listening');
+      return { value: server, stop: () => server.stop(ctx.shutdownGraceMs) };
+    },
+  },
+  clients: {
+    async start(ctx) {
+      return clientsModule(ctx);
+    },
+  },
+  gateway: {
+    deps: [...infrastructure, 'clients'],
+    with: ['http'],
+    start: gatewayModule,
+  },
+  http: {
+    after: ['gateway', 'grpc-server'],
+    start: httpModule,
+  },
+};
+
+/** Targets, as `--target` accepts them, and the modules each one runs. */
+export const TARGETS: Record<string, readonly string[]> = {
+  all: ['gateway', ...SERVICE_NAMES],
+  gateway: ['gateway'],
+  ...Object.fromEntries(SERVICE_NAMES.map((name) => [name, [name]])),
+};
+
+export type TargetName = 'all' | 'gateway' | ServiceName;

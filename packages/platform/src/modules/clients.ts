@@ -1,0 +1,22 @@
+import { createServiceClients, serviceAddressVariable, type RunningModule, type ServiceName } from '@platform/runtime';
+import type { PlatformContext } from '../context';
+
+/**
+ * gRPC clients of every service. A service hosted by this process is reached on its own gRPC server (still
+ * real gRPC over loopback); any other needs `<NAME>_SERVICE_ADDR`, and calling it without one fails with a
+ * message naming the variable.
+ */
+export function clientsModule(ctx: PlatformContext): RunningModule {
+  const hostedHere = (name: ServiceName) => ctx.targets.includes('all') || ctx.targets.includes(name);
+  const clients = createServiceClients({
+    deadlineMs: ctx.config.grpc.deadlineMs,
+    logger: ctx.logger,
+    resolveAddress(name) {
+      const explicit = ctx.config.serviceAddresses[name];
+      if (explicit) return explicit;
+      if (hostedHere(name) && ctx.localGrpcAddress) return ctx.localGrpcAddress;
+      throw new Error(`${serviceAddressVariable(name)} is not set: this process does not host the ${name} service`);
+    },
+  });
+  return { value: clients, stop: () => clients.close() };
+}

@@ -1,0 +1,235 @@
+import { context, ROOT_CONTEXT } from '@opentelemetry/api';
+import { Kafka, logLevel, Partitioners, type Admin, type Consumer, type Producer } from 'kafkajs';
+import type { Logger } from '../logging/logger';
+import { BusClosedError } from './errors';
+import { kafkaLogCreator } from './kafka-logging';
+import type { BusMessage, EventBus, ReceivedMessage, SubscribeOptions, Subscription } from './port';
+import { backoffMs } from './wakeup';
+
+export interface KafkaBusOptions {
+  brokers: string[];
+  clientId: string;
+  /** Prepended to every topic and consumer group name (isolates environments and tests on one cluster). */
+  topicPrefix: string;
+  logger: Logger;
+  /** Partitions of topics this bus creates (default 3, so a group's members can share the work). */
+  partitions?: number;
+  /** Back-off before a message whose handler rejected is handled again (default 100 ms doubling to 5 s). */
+  retryBackoff?: { initialMs: number; maxMs: number };
+  /** How long `subscribe` waits for the consumer to join its group (default 60 s). */
+  joinTimeoutMs?: number;
+}
+
+/** Thrown from a retry loop when its subscription closes, so the message is left uncommitted. */
+class SubscriptionClosing extends Error {
+  constructor() {
+    super('subscription closing');
+    this.name = 'SubscriptionClosing';
+  }
+}
+
+/**
+ * Kafka behind the bus port (no kafkajs type crosses it). The producer is idempotent with one request in
+ * flight and waits for all in-sync replicas. Each `subscribe` is one consumer in the prefixed group; it
+ * commits a message's offset only once the handler has resolved and retries a rejected message in place,
+ * after a back-off, until it succeeds or the subscription closes.
+ */
+export function createKafkaBus(options: KafkaBusOptions): EventBus {
+  const logger = options.logger;
+  const retry = options.retryBackoff ?? { initialMs: 100, maxMs: 5_000 };
+  const kafka = new Kafka({
+    clientId: options.clientId,
+    brokers: options.brokers,
+    logLevel: logLevel.WARN,
+    logCreator: kafkaLogCreator(logger),
+    retry: { retries: 5, initialRetryTime: 200 },
+  });
+  const full = (name: string) => `${options.topicPrefix}${name}`;
+  const known = new Set<string>();
+  const consumers = new Set<() => Promise<void>>();
+  let closed = false;
+
+  let adminReady: Promise<Admin> | undefined;
+  const admin = () =>
+    (adminReady ??= (async () => {
+      const client = kafka.admin();
+      await client.connect();
+      return client;
+    })().catch((error: unknown) => {
+      adminReady = undefined;
+      throw error;
+    }));
+
+  let producerReady: Promise<Producer> | undefined;
+  const producer = () =>
+    (producerReady ??= (async () => {
+      const client = kafka.producer({
+        idempotent: true,
+        maxInFlightRequests: 1,
+        allowAutoTopicCreation: true,
+        createPartitioner: Partitioners.DefaultPartitioner,
+      });
+      await client.connect();
+      return client;
+    })().catch((error: unknown) => {
+      producerReady = undefined;
+      throw error;
+    }));
+
+  /** Creates missing topics; "already exists" (including a concurrent creation) is success. */
+  async function ensureTopics(topics: string[]): Promise<void> {
+    const missing = [...new Set(topics)].filter((t) => !known.has(t));
+    if (missing.length === 0) return;
+    try {
+      await (await admin()).createTopics({
+        waitForLeaders: true,
+        topics: missing.map((topic) => ({ topic, numPartitions: options.partitions ?? 3 })),
+      });
+    } catch (error) {
+      if (!onlyAlreadyExists(error)) throw error;
+    }
+    for (const topic of missing) known.add(topic);
+  }
+
+  async function subscribe(subscription: SubscribeOptions): Promise<Subscription> {
+    if (closed) throw new BusClosedError();
+    const topics = subscription.topics.map(full);
+    const logical = new Map(subscription.topics.map((t) => [full(t), t]));
+    await ensureTopics(topics);
+    const consumer: Consumer = kafka.consumer({
+      groupId: full(subscription.groupId),
+      allowAutoTopicCreation: true,
+      // Short timeouts keep group joins and rebalances quick; heartbeats are also sent while retrying.
+      sessionTimeout: 10_000,
+      rebalanceTimeout: 10_000,
+      heartbeatInterval: 1_000,
+      maxWaitTimeInMs: 500,
+    });
+    let stopping = false;
+    const joined = new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error(`consumer group ${subscription.groupId} did not join within the timeout`)),
+        options.joinTimeoutMs ?? 60_000,
+      );
+      const remove = consumer.on(consumer.events.GROUP_JOIN, () => {
+        clearTimeout(timer);
+        remove();
+        resolve();
+      });
+    });
+    consumer.on(consumer.events.CRASH, (event) =>
+      logger.error({ err: event.payload.error, groupId: subscription.groupId }, 'kafka consumer crashed'),
+    );
+
+    await consumer.connect();
+    await consumer.subscribe({ topics, fromBeginning: subscription.fromBeginning ?? true });
+    // Handlers run in the root trace context: a consumer continues the trace carried by the message headers.
+    await context.with(ROOT_CONTEXT, () =>
+      consumer.run({
+        autoCommit: false,
+        eachMessage: async ({ topic, partition, message, heartbeat }) => {
+          const received: ReceivedMessage = {
+            topic: logical.get(topic) ?? topic,
+            key: message.key ? message.key.toString() : null,
+            value: message.value ? message.value.toString() : '',
+            headers: decodeHeaders(message.headers),
+            partition,
+            offset: message.offset,
+          };
+          for (let failures = 0; ; ) {
+            if (stopping) throw new SubscriptionClosing();
+            try {
+              await subscription.handler(received);
+              break;
+            } catch (error) {
+              failures += 1;
+              logger.warn(
+                { err: error, topic: received.topic, partition, offset: message.offset, failures },
+                'event handler failed; the message will be delivered again',
+              );
+              await sleep(backoffMs(failures, retry.initialMs, retry.maxMs));
+              await heartbeat().catch(() => undefined);
+            }
+          }
+          await consumer.commitOffsets([{ topic, partition, offset: (BigInt(message.offset) + 1n).toString() }]);
+        },
+      }),
+    );
+
+    let disconnected: Promise<void> | undefined;
+    const close = () =>
+      (disconnected ??= (async () => {
+        stopping = true;
+        await consumer.disconnect();
+        consumers.delete(close);
+      })());
+    consumers.add(close);
+    try {
+      await joined;
+    } catch (error) {
+      await close();
+      throw error;
+    }
+    return { close };
+  }
+
+  return {
+    kind: 'kafka',
+
+    async publish(messages: BusMessage[]) {
+      if (closed) throw new BusClosedError();
+      if (messages.length === 0) return;
+      const byTopic = new Map<string, BusMessage[]>();
+      for (const message of messages) {
+        const topic = full(message.topic);
+        byTopic.set(topic, [...(byTopic.get(topic) ?? []), message]);
+      }
+      await ensureTopics([...byTopic.keys()]);
+      await (await producer()).sendBatch({
+        acks: -1,
+        topicMessages: [...byTopic].map(([topic, batch]) => ({
+          topic,
+          messages: batch.map((m) => ({ key: m.key ?? null, value: m.value, headers: m.headers })),
+        })),
+      });
+    },
+
+    subscribe,
+
+    async ping() {
+      if (closed) throw new BusClosedError();
+      await (await admin()).describeCluster();
+    },
+
+    async close() {
+      if (closed) return;
+      closed = true;
+      await Promise.all([...consumers].map((close) => close()));
+      const [producerClient, adminClient] = await Promise.all([
+        producerReady?.catch(() => undefined),
+        adminReady?.catch(() => undefined),
+      ]);
+      await Promise.all([producerClient?.disconnect(), adminClient?.disconnect()]);
+    },
+  };
+}
+
+function decodeHeaders(headers: Record<string, unknown> | undefined): Record<string, string> {
+  const decoded: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers ?? {})) {
+    const first = Array.isArray(value) ? value[0] : value;
+    if (first !== undefined && first !== null) decoded[name] = first.toString();
+  }
+  return decoded;
+}
+
+/** kafkajs reports an existing topic either as a `false` result or as TOPIC_ALREADY_EXISTS errors. */
+function onlyAlreadyExists(error: unknown): boolean {
+  const nested = (error as { errors?: unknown[] } | null)?.errors;
+  const all = Array.isArray(nested) && nested.length > 0 ? nested : [error];
+  return all.every((e) => (e as { type?: unknown } | null)?.type === 'TOPIC_ALREADY_EXISTS');
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

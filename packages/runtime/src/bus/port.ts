@@ -1,0 +1,52 @@
+/** The event bus port. Two adapters implement it: Kafka (kafkajs) and in-process. */
+
+export interface BusMessage {
+  /** Logical topic name, versioned (for example `audit.v1`); adapters add the configured prefix. */
+  topic: string;
+  /** Partitioning key: events with the same key are delivered in order. */
+  key?: string | null;
+  value: string;
+  headers: Record<string, string>;
+}
+
+export interface ReceivedMessage extends BusMessage {
+  partition: number;
+  offset: string;
+}
+
+export interface SubscribeOptions {
+  /** Consumer group: each message is handled by one member of a group; every group gets every message. */
+  groupId: string;
+  topics: string[];
+  /** Start at the earliest retained message when the group has no committed position (default true). */
+  fromBeginning?: boolean;
+  /**
+   * Called for each message, in order per partition. A rejected promise means "not handled": the message is
+   * delivered again (at-least-once), so handlers must be idempotent (see `consumeEvents`).
+   */
+  handler(message: ReceivedMessage): Promise<void>;
+}
+
+export interface Subscription {
+  close(): Promise<void>;
+}
+
+export interface EventBus {
+  readonly kind: 'kafka' | 'memory';
+  /** Publishes and resolves only when every message is acknowledged by all in-sync replicas (acks=all). */
+  publish(messages: BusMessage[]): Promise<void>;
+  subscribe(options: SubscribeOptions): Promise<Subscription>;
+  /** Resolves when the bus can accept messages. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The versioned topics the platform uses. Adding one is a design change: record it in docs/architecture.md. */
+export const TOPICS = {
+  audit: 'audit.v1',
+  usage: 'usage.v1',
+  calls: 'mcp-calls.v1',
+  catalog: 'catalog.v1',
+  identity: 'identity.v1',
+  notifications: 'notifications.v1',
+} as const;

@@ -1,0 +1,15 @@
+/** Thrown by a cache used after `close()`: a bug in shutdown ordering, not a transient failure. */
+export class CacheClosedError extends Error {
+  constructor() {
+    super('The cache is closed');
+    this.name = 'CacheClosedError';
+  }
+}
+
+/** Thrown when a value that is not an integer counter is incremented (Redis refuses it the same way). */
+export class CacheValueError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'CacheValueError';
+  }
+}

@@ -1,0 +1,5 @@
+export * from './port';
+export * from './errors';
+export { createMemoryCache, type MemoryCacheOptions } from './memory-cache';
+export { createRedisCache, describeRedisUrl, type RedisCacheOptions } from './redis-cache';
+export { createCache } from './create-cache';

@@ -1,0 +1,74 @@
+import { z } from 'zod';
+
+/** Every service the platform is made of, in the order the modules list them. */
+export const SERVICE_NAMES = ['identity', 'catalog', 'agents', 'knowledge', 'billing', 'notifications'] as const;
+export type ServiceName = (typeof SERVICE_NAMES)[number];
+
+const emptyAsUndefined = (value: unknown) => (typeof value === 'string' && value.trim() === '' ? undefined : value);
+const optionalString = z.preprocess(emptyAsUndefined, z.string().optional());
+const port = z.coerce.number().int().min(0).max(65535);
+const positiveInt = z.coerce.number().int().positive();
+const bool = z.preprocess(
+  emptyAsUndefined,
+  z
+    .enum(['true', 'false', '1', '0', 'yes', 'no'])
+    .optional()
+    .transform((v) => v === 'true' || v === '1' || v === 'yes'),
+);
+
+const url = (protocols: string[]) =>
+  z.string().refine((value) => {
+    try {
+      return protocols.includes(new URL(value).protocol);
+    } catch {
+      return false;
+    }
+  }, `must be a URL with scheme ${protocols.join(' or ')}`);
+
+/**
+ * The environment the platform reads, validated once at start. Each entry is documented in README.md;
+ * keep the two in step.
+ */
+export const environmentSchema = z.object({
+  PORT: port.default(8080),
+  APP_URL: z
+    .preprocess(emptyAsUndefined, url(['http:', 'https:']).default('http://localhost:8080'))
+    .transform((value) => value.replace(/\/+$/, '')),
+  INSTANCE_NAME: z.preprocess(emptyAsUndefined, z.string().max(100).default('MCP Platform')),
+  GRPC_HOST: optionalString,
+  GRPC_PORT: port.default(50051),
+  DATA_DIR: z.preprocess(emptyAsUndefined, z.string().default('./data')),
+  DATABASE_URL: z.preprocess(emptyAsUndefined, url(['postgres:', 'postgresql:']).optional()),
+  DATABASE_POOL_MAX: positiveInt.default(10),
+  REDIS_URL: z.preprocess(emptyAsUndefined, url(['redis:', 'rediss:']).optional()),
+  REDIS_KEY_PREFIX: z.preprocess(emptyAsUndefined, z.string().default('platform:')),
+  KAFKA_BROKERS: z.preprocess(
+    emptyAsUndefined,
+    z
+      .string()
+      .optional()
+      .transform((v) => (v === undefined ? undefined : v.split(',').map((b) => b.trim()).filter(Boolean))),
+  ),
+  KAFKA_CLIENT_ID: z.preprocess(emptyAsUndefined, z.string().default('mcp-platform')),
+  KAFKA_TOPIC_PREFIX: z.preprocess(emptyAsUndefined, z.string().default('')),
+  ENCRYPTION_KEY: optionalString,
+  API_KEY_PEPPER: optionalString,
+  LOG_LEVEL: z.preprocess(
+    emptyAsUndefined,
+    z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  ),
+  BODY_LIMIT_BYTES: positiveInt.default(1024 * 1024),
+  SHUTDOWN_TIMEOUT_SECONDS: positiveInt.default(25),
+  GRPC_DEADLINE_MS: positiveInt.default(10_000),
+  OUTBOX_POLL_MS: positiveInt.default(1_000),
+  TRUST_PROXY: optionalString,
+  OTEL_SDK_DISABLED: bool,
+  IDENTITY_SERVICE_ADDR: optionalString,
+  CATALOG_SERVICE_ADDR: optionalString,
+  AGENTS_SERVICE_ADDR: optionalString,
+  KNOWLEDGE_SERVICE_ADDR: optionalString,
+  BILLING_SERVICE_ADDR: optionalString,
+  NOTIFICATIONS_SERVICE_ADDR: optionalString,
+});
+
+export type Environment = z.infer<typeof environmentSchema>;

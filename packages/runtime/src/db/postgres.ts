@@ -1,0 +1,124 @@
+import { Client, Pool, types as pgTypes, type PoolClient, type PoolConfig, type QueryResult as PgQueryResult } from 'pg';
+import type { Logger } from '../logging/logger';
+import type { Database, Queryable, QueryResult, Transaction } from './port';
+import { runAfterCommit } from './after-commit';
+import { tracedQuery } from './traced-query';
+import { OID, parseInt8, parseUtcDate, parseUtcTimestamp } from './type-parsers';
+
+export interface PostgresDatabaseOptions {
+  url: string;
+  poolMax: number;
+  logger: Logger;
+  /** Shown in pg_stat_activity; helps tell services apart on a shared server. */
+  applicationName?: string;
+}
+
+/** Per-pool type parsers (never the global pg registry, which other code in the process may rely on). */
+const typeParsers: NonNullable<PoolConfig['types']> = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') => {
+    if (format !== 'binary') {
+      if (oid === OID.INT8) return parseInt8;
+      if (oid === OID.TIMESTAMP) return parseUtcTimestamp;
+      if (oid === OID.DATE) return parseUtcDate;
+    }
+    return pgTypes.getTypeParser(oid, format ?? 'text');
+  }) as NonNullable<PoolConfig['types']>['getTypeParser'],
+};
+
+type PgRunner = Pick<PoolClient, 'query'>;
+
+/** Runs a statement; several statements in one text (migrations) return the last one's result. */
+async function runQuery<Row>(runner: PgRunner, sql: string, params?: readonly unknown[]): Promise<QueryResult<Row>> {
+  return tracedQuery(sql, async () => {
+    const values = params && params.length > 0 ? [...params] : undefined;
+    const raw = (await runner.query(sql, values)) as PgQueryResult | PgQueryResult[];
+    const result = Array.isArray(raw) ? raw[raw.length - 1]! : raw;
+    return { rows: (result?.rows ?? []) as Row[], rowCount: result?.rowCount ?? 0 };
+  });
+}
+
+export function createPostgresDatabase(options: PostgresDatabaseOptions): Database {
+  const connection: PoolConfig = {
+    connectionString: options.url,
+    application_name: options.applicationName ?? 'mcp-platform',
+    types: typeParsers,
+  };
+  const pool = new Pool({ ...connection, max: options.poolMax, idleTimeoutMillis: 30_000 });
+  // An idle client losing its connection must not crash the process; the pool replaces it.
+  pool.on('error', (error) => options.logger.warn({ err: { name: error.name, message: error.message } }, 'idle postgres client failed'));
+
+  return {
+    kind: 'postgres',
+
+    query<Row = Record<string, unknown>>(sql: string, params?: readonly unknown[]) {
+      return runQuery<Row>(pool, sql, params);
+    },
+
+    async transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
+      const client = await pool.connect();
+      const callbacks: Array<() => void> = [];
+      // Set when the connection may be left mid-transaction or dead: the pool then drops it.
+      let broken: Error | undefined;
+      try {
+        await runQuery(client, 'BEGIN');
+        const tx: Transaction = {
+          query: <Row = Record<string, unknown>>(sql: string, params?: readonly unknown[]) => runQuery<Row>(client, sql, params),
+          afterCommit: (callback) => void callbacks.push(callback),
+        };
+        let result: T;
+        try {
+          result = await fn(tx);
+        } catch (error) {
+          try {
+            await runQuery(client, 'ROLLBACK');
+          } catch (rollbackError) {
+            broken = rollbackError as Error;
+          }
+          throw error;
+        }
+        try {
+          await runQuery(client, 'COMMIT');
+        } catch (error) {
+          if (isConnectionError(error)) broken = error as Error;
+          throw error;
+        }
+        runAfterCommit(callbacks, options.logger);
+        return result;
+      } finally {
+        client.release(broken);
+      }
+    },
+
+    async withAdvisoryLock<T>(key: string, fn: (db: Queryable) => Promise<T>): Promise<T> {
+      // A dedicated connection outside the pool: a session lock must stay on one session, and holding it
+      // must never take a pool slot that `fn` itself may need.
+      const client = new Client(connection);
+      client.on('error', (error) => options.logger.warn({ err: { name: error.name, message: error.message } }, 'advisory lock connection failed'));
+      await client.connect();
+      try {
+        await runQuery(client, 'SELECT pg_advisory_lock(hashtextextended($1, 0))', [key]);
+        try {
+          return await fn({ query: (sql, params) => runQuery(client, sql, params) });
+        } finally {
+          await runQuery(client, 'SELECT pg_advisory_unlock(hashtextextended($1, 0))', [key]);
+        }
+      } finally {
+        await client.end();
+      }
+    },
+
+    async ping() {
+      await runQuery(pool, 'SELECT 1');
+    },
+
+    async close() {
+      await pool.end();
+    },
+  };
+}
+
+/** Errors from the server carry a five-character SQLSTATE; a connection failure has none (or class 08). */
+function isConnectionError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code !== 'string' || code.length !== 5 || code.startsWith('08');
+}

@@ -1,0 +1,17 @@
+import { SpanKind, withSpan } from '../telemetry/tracing';
+import type { QueryResult } from './port';
+
+/** The first SQL keyword (`SELECT`, `INSERT`, ...), the only part of a statement a span records. */
+export function sqlOperation(sql: string): string {
+  const match = /^\s*(?:(?:--[^\n]*\n)|(?:\/\*[\s\S]*?\*\/)|\s)*([a-zA-Z]+)/.exec(sql);
+  return match ? match[1]!.toUpperCase() : 'UNKNOWN';
+}
+
+/** Runs one statement inside a CLIENT span. Parameters and SQL text are never recorded. */
+export function tracedQuery<Row>(sql: string, run: () => Promise<QueryResult<Row>>): Promise<QueryResult<Row>> {
+  return withSpan(
+    'db.query',
+    { kind: SpanKind.CLIENT, attributes: { 'db.system': 'postgresql', 'db.operation': sqlOperation(sql) } },
+    () => run(),
+  );
+}

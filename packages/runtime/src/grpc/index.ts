@@ -1,0 +1,13 @@
+export { GrpcServer, type GrpcServerOptions } from './server';
+export { createGrpcClient, type GeneratedClientConstructor, type GrpcClientOptions } from './client';
+export { checkHealth, OVERALL_HEALTH } from './health';
+export { appErrorToStatus, statusToAppError, ERROR_CODE_KEY, ERROR_FIELDS_KEY, ERROR_HEADERS_KEY } from './errors';
+export type {
+  AsyncClient,
+  AsyncImplementationFor,
+  AsyncServiceImplementation,
+  AsyncUnaryHandler,
+  ClientMethodName,
+  GrpcCallContext,
+  GrpcCallOptions,
+} from './types';

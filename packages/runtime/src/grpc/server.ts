@@ -1,0 +1,166 @@
+import {
+  Server,
+  ServerCredentials,
+  status as GrpcStatus,
+  type ChannelOptions,
+  type handleUnaryCall,
+  type Metadata,
+  type ServerUnaryCall,
+  type ServiceDefinition,
+  type UntypedServiceImplementation,
+} from '@grpc/grpc-js';
+import { AppError } from '../errors/app-error';
+import { withLogContext, type Logger } from '../logging/logger';
+import { grpcServerDuration } from '../telemetry/metrics';
+import { extractTraceContext, SpanKind, withSpan } from '../telemetry/tracing';
+import { SpanStatusCode } from '@opentelemetry/api';
+import { appErrorToStatus, statusName } from './errors';
+import { HealthRegistry, OVERALL_HEALTH } from './health';
+import { serviceNameOf, splitMethodPath } from './method-path';
+import type { AsyncImplementationFor, AsyncUnaryHandler, GrpcCallContext } from './types';
+
+export interface GrpcServerOptions {
+  host: string;
+  /** 0 picks a free port; `start()` returns the one bound. */
+  port: number;
+  logger: Logger;
+  channelOptions?: ChannelOptions;
+}
+
+/** A typed implementation for a generated definition; an untyped definition can only be checked at runtime. */
+type ImplementationOf<D> = string extends keyof D ? object : AsyncImplementationFor<D>;
+
+/** Statuses that mean the server failed (a span error), as opposed to the caller asking for something wrong. */
+const SERVER_FAULTS = new Set<number>([GrpcStatus.INTERNAL, GrpcStatus.UNKNOWN, GrpcStatus.UNAVAILABLE, GrpcStatus.DEADLINE_EXCEEDED, GrpcStatus.DATA_LOSS]);
+
+/**
+ * A grpc-js server whose services are async unary handlers. Every call gets a SERVER span continuing the
+ * caller's trace, the caller's `x-request-id` in the log context, a duration metric, and errors mapped to
+ * gRPC status (AppError as is; anything else as a generic `internal`, logged here and never sent).
+ * grpc.health.v1 is served alongside.
+ */
+export class GrpcServer {
+  private readonly server: Server;
+  private readonly health = new HealthRegistry();
+  private readonly logger: Logger;
+
+  constructor(private readonly options: GrpcServerOptions) {
+    this.logger = options.logger;
+    this.server = new Server(options.channelOptions);
+    this.health.addTo(this.server);
+  }
+
+  /** Registers a service and reports it SERVING (change that with `setServing`). */
+  addService<D extends ServiceDefinition>(definition: D, implementation: ImplementationOf<D>): void {
+    const handlers = implementation as Record<string, AsyncUnaryHandler<unknown, unknown> | undefined>;
+    const wrapped: UntypedServiceImplementation = {};
+    for (const [key, method] of Object.entries(definition)) {
+      const handler = handlers[key];
+      const { service, method: name } = splitMethodPath(method.path);
+      if (method.requestStream || method.responseStream) throw new Error(`${service}/${name} is a streaming method; GrpcServer serves unary methods only`);
+      if (typeof handler !== 'function') throw new Error(`No handler for ${service}/${name} (expected implementation.${key})`);
+      wrapped[key] = this.wrap(service, name, handler.bind(implementation));
+    }
+    this.server.addService(definition, wrapped);
+    this.health.setServing(serviceNameOf(definition), true);
+  }
+
+  /** Sets the grpc.health.v1 status of a service by its full name (`''` is the whole server). */
+  setServing(serviceName: string, serving: boolean): void {
+    this.health.setServing(serviceName, serving);
+  }
+
+  /** Binds and starts serving; resolves to the bound port. */
+  start(): Promise<number> {
+    const host = this.options.host.includes(':') && !this.options.host.startsWith('[') ? `[${this.options.host}]` : this.options.host;
+    return new Promise((resolve, reject) => {
+      this.server.bindAsync(`${host}:${this.options.port}`, ServerCredentials.createInsecure(), (error, port) => {
+        if (error) return reject(error);
+        this.health.setServing(OVERALL_HEALTH, true);
+        resolve(port);
+      });
+    });
+  }
+
+  /** Reports NOT_SERVING, lets in-flight calls finish, and cuts off whatever is still running after `graceMs`. */
+  stop(graceMs: number): Promise<void> {
+    this.health.setAllNotServing();
+    return new Promise((resolve) => {
+      const force = setTimeout(() => {
+        this.logger.warn({ graceMs }, 'gRPC calls still running after the grace period; forcing shutdown');
+        this.server.forceShutdown();
+        resolve();
+      }, graceMs);
+      force.unref();
+      this.server.tryShutdown(() => {
+        clearTimeout(force);
+        resolve();
+      });
+    });
+  }
+
+  private wrap(service: string, method: string, handler: AsyncUnaryHandler<unknown, unknown>): handleUnaryCall<unknown, unknown> {
+    return (call, callback) => {
+      const started = process.hrtime.bigint();
+      const requestId = firstString(call.metadata, 'x-request-id');
+      const parent = extractTraceContext({ traceparent: firstString(call.metadata, 'traceparent'), tracestate: firstString(call.metadata, 'tracestate') });
+      const attributes = { 'rpc.system': 'grpc', 'rpc.service': service, 'rpc.method': method };
+
+      const serve = () =>
+        withSpan(`${service}/${method}`, { kind: SpanKind.SERVER, parent, attributes }, async (span) => {
+          let result: { response: unknown } | { error: AppError };
+          try {
+            result = { response: await this.invoke(call, handler, service, method, requestId) };
+          } catch (thrown) {
+            const error = AppError.from(thrown);
+            if (call.cancelled) {
+              // The caller gave up (deadline or cancel); what the handler threw on its way out is expected.
+              this.logger.debug({ service, method, code: error.code }, 'gRPC call ended after the caller went away');
+            } else if (error.code === 'internal') {
+              // The caller only ever sees "Internal error"; the detail is for operators.
+              this.logger.error({ err: thrown instanceof AppError ? (thrown.cause ?? thrown) : thrown, service, method }, 'gRPC handler failed');
+            }
+            result = { error };
+          }
+          const code = 'error' in result ? result.error.grpcStatus : GrpcStatus.OK;
+          span.setAttribute('rpc.grpc.status_code', code);
+          if (SERVER_FAULTS.has(code)) span.setStatus({ code: SpanStatusCode.ERROR, message: statusName(code) });
+          return result;
+        });
+
+      void withLogContext(requestId ? { requestId } : {}, serve).then((result) => {
+        const code = 'error' in result ? result.error.grpcStatus : GrpcStatus.OK;
+        grpcServerDuration.observe({ service, method, code: statusName(code) }, Number(process.hrtime.bigint() - started) / 1e9);
+        if ('error' in result) callback(appErrorToStatus(result.error));
+        else callback(null, result.response);
+      });
+    };
+  }
+
+  private async invoke(
+    call: ServerUnaryCall<unknown, unknown>,
+    handler: AsyncUnaryHandler<unknown, unknown>,
+    service: string,
+    method: string,
+    requestId: string | undefined,
+  ): Promise<unknown> {
+    const deadline = deadlineOf(call);
+    // A call whose caller has already given up is not worth starting.
+    if (deadline && deadline.getTime() <= Date.now()) throw new AppError('deadline_exceeded', 'The deadline passed before the call started');
+    const abort = new AbortController();
+    call.once('cancelled', () => abort.abort());
+    const context: GrpcCallContext = { service, method, metadata: call.metadata, requestId, deadline, signal: abort.signal, logger: this.logger };
+    return handler(call.request, context);
+  }
+}
+
+function deadlineOf(call: ServerUnaryCall<unknown, unknown>): Date | undefined {
+  const deadline = call.getDeadline();
+  const ms = deadline instanceof Date ? deadline.getTime() : deadline;
+  return Number.isFinite(ms) ? new Date(ms) : undefined;
+}
+
+function firstString(metadata: Metadata, key: string): string | undefined {
+  const value = metadata.get(key)[0];
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}

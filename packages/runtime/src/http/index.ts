@@ -1,0 +1,4 @@
+export * from './readiness';
+export * from './ops-router';
+export * from './ops-app';
+export * from './ops-server';

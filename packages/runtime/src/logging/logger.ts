@@ -1,0 +1,68 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { trace } from '@opentelemetry/api';
+import pino, { type DestinationStream, type Logger } from 'pino';
+
+export type { Logger } from 'pino';
+
+/** Values every log line written while serving one request carries. */
+export interface LogContext {
+  requestId?: string;
+}
+
+const logContext = new AsyncLocalStorage<LogContext>();
+
+/** Runs `fn` with `context` attached to every log line written inside it (across awaits). */
+export function withLogContext<T>(context: LogContext, fn: () => T): T {
+  return logContext.run({ ...logContext.getStore(), ...context }, fn);
+}
+
+export function currentLogContext(): LogContext | undefined {
+  return logContext.getStore();
+}
+
+/**
+ * Keys whose values are never written, wherever they appear in a logged object. This is a second line of
+ * defence: code must not log secrets in the first place.
+ */
+export const REDACTED_KEYS = [
+  'password',
+  'secret',
+  'token',
+  'accessToken',
+  'refreshToken',
+  'apiKey',
+  'authorization',
+  'cookie',
+  'authValue',
+  'clientSecret',
+  'code_verifier',
+  'headers.authorization',
+  'headers.cookie',
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'req.headers["x-csrf-token"]',
+];
+
+export function createLogger(options: { level?: string; name?: string; destination?: DestinationStream } = {}): Logger {
+  return pino(
+    {
+      level: options.level ?? 'info',
+      base: { app: options.name ?? 'mcp-platform' },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+      redact: { paths: REDACTED_KEYS.flatMap((k) => (k.includes('.') || k.includes('[') ? [k] : [k, `*.${k}`])), censor: '[redacted]' },
+      mixin() {
+        const fields: Record<string, string> = {};
+        const store = logContext.getStore();
+        if (store?.requestId) fields.requestId = store.requestId;
+        const span = trace.getActiveSpan()?.spanContext();
+        if (span && span.traceId !== '00000000000000000000000000000000') {
+          fields.traceId = span.traceId;
+          fields.spanId = span.spanId;
+        }
+        return fields;
+      },
+    },
+    options.destination,
+  );
+}

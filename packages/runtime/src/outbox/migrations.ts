@@ -1,0 +1,43 @@
+import type { MigrationSource } from '../db/migrate';
+import { assertSchemaName } from '../db/schema-name';
+
+/** A runtime migration: SQL with `{{schema}}` standing for the service's schema. Ids start with `runtime_`. */
+export interface RuntimeMigration {
+  id: string;
+  template: string;
+}
+
+/** The runtime's own tables, created in every service schema before the service's migrations. */
+export const runtimeMigrations: readonly RuntimeMigration[] = [
+  {
+    id: 'runtime_0001_outbox',
+    template: `
+CREATE TABLE {{schema}}.outbox (
+  id bigserial PRIMARY KEY,
+  event_id uuid UNIQUE NOT NULL,
+  topic text NOT NULL,
+  key text,
+  payload jsonb NOT NULL,
+  headers jsonb NOT NULL DEFAULT '{}',
+  created_at timestamptz NOT NULL DEFAULT now(),
+  sent_at timestamptz
+);
+-- The relay only ever scans unsent rows; this index stays small however large the table grows.
+CREATE INDEX outbox_unsent_idx ON {{schema}}.outbox (id) WHERE sent_at IS NULL;
+CREATE INDEX outbox_sent_at_idx ON {{schema}}.outbox (sent_at) WHERE sent_at IS NOT NULL;
+
+CREATE TABLE {{schema}}.processed_events (
+  consumer text NOT NULL,
+  event_id uuid NOT NULL,
+  processed_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (consumer, event_id)
+);
+`,
+  },
+];
+
+/** The runtime migrations for one schema, ready for `migrate`. */
+export function runtimeMigrationsFor(schema: string): MigrationSource[] {
+  const safe = assertSchemaName(schema);
+  return runtimeMigrations.map(({ id, template }) => ({ id, sql: template.replaceAll('{{schema}}', safe) }));
+}

@@ -1,0 +1,41 @@
+import { randomUUID } from 'node:crypto';
+import type { Transaction } from '../db/port';
+import { assertSchemaName } from '../db/schema-name';
+import { injectTraceHeaders } from '../telemetry/tracing';
+import type { DomainEvent } from './envelope';
+import { nudgeRelay } from './nudge';
+
+export interface NewEvent<T> {
+  /** Logical topic (see TOPICS). */
+  topic: string;
+  type: string;
+  /** Partitioning key: events with the same key are delivered in order (for example the aggregate id). */
+  key?: string | null;
+  data: T;
+  source: string;
+}
+
+/** Header names the outbox sets besides the W3C trace-context ones. */
+export const EVENT_HEADERS = { id: 'event-id', type: 'event-type' } as const;
+
+/**
+ * Records an event in `<schema>.outbox` inside the caller's transaction, so it is published if and only if
+ * the transaction commits. The active trace context travels in the headers, so consumers continue this trace.
+ */
+export async function writeEvent<T>(tx: Transaction, schema: string, event: NewEvent<T>): Promise<DomainEvent<T>> {
+  const safeSchema = assertSchemaName(schema);
+  const envelope: DomainEvent<T> = {
+    id: randomUUID(),
+    type: event.type,
+    source: event.source,
+    occurredAt: new Date().toISOString(),
+    data: event.data,
+  };
+  const headers = { ...injectTraceHeaders(), [EVENT_HEADERS.id]: envelope.id, [EVENT_HEADERS.type]: envelope.type };
+  await tx.query(
+    `INSERT INTO ${safeSchema}.outbox (event_id, topic, key, payload, headers) VALUES ($1, $2, $3, $4::jsonb, $5::jsonb)`,
+    [envelope.id, event.topic, event.key ?? null, JSON.stringify(envelope), JSON.stringify(headers)],
+  );
+  tx.afterCommit(() => nudgeRelay(safeSchema));
+  return envelope;
+}

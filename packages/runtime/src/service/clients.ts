@@ -1,0 +1,87 @@
+import { AgentsServiceClient } from '@platform/proto/gen/platform/agents/v1/agents';
+import { BillingServiceClient } from '@platform/proto/gen/platform/billing/v1/billing';
+import { CatalogServiceClient } from '@platform/proto/gen/platform/catalog/v1/catalog';
+import { IdentityServiceClient } from '@platform/proto/gen/platform/identity/v1/identity';
+import { KnowledgeServiceClient } from '@platform/proto/gen/platform/knowledge/v1/knowledge';
+import { NotificationsServiceClient } from '@platform/proto/gen/platform/notifications/v1/notifications';
+import type { ServiceName } from '../config';
+import { createGrpcClient, type AsyncClient } from '../grpc';
+import type { Logger } from '../logging';
+
+/**
+ * Each service's generated client, its proto name, and which of its methods are safe to retry. A method is
+ * idempotent when repeating it cannot change the outcome: reads, and writes keyed by a client-chosen id.
+ */
+const SERVICE_CLIENTS = {
+  identity: { constructor: IdentityServiceClient, fullName: 'platform.identity.v1.IdentityService', idempotent: ['getServiceStatus'] },
+  catalog: { constructor: CatalogServiceClient, fullName: 'platform.catalog.v1.CatalogService', idempotent: ['getServiceStatus'] },
+  agents: { constructor: AgentsServiceClient, fullName: 'platform.agents.v1.AgentsService', idempotent: ['getServiceStatus'] },
+  knowledge: { constructor: KnowledgeServiceClient, fullName: 'platform.knowledge.v1.KnowledgeService', idempotent: ['getServiceStatus'] },
+  billing: { constructor: BillingServiceClient, fullName: 'platform.billing.v1.BillingService', idempotent: ['getServiceStatus'] },
+  notifications: {
+    constructor: NotificationsServiceClient,
+    fullName: 'platform.notifications.v1.NotificationsService',
+    idempotent: ['getServiceStatus'],
+  },
+} as const;
+
+type ClientOf<N extends ServiceName> = AsyncClient<InstanceType<(typeof SERVICE_CLIENTS)[N]['constructor']>>;
+
+export type ServiceClients = { readonly [N in ServiceName]: ClientOf<N> } & {
+  /** The address a service is reached at (resolved now). */
+  addressOf(name: ServiceName): string;
+  /** The proto full name a service reports health under. */
+  healthName(name: ServiceName): string;
+  close(): Promise<void>;
+};
+
+/**
+ * Clients of every service, each created on first use so that a process only connects to what it calls and
+ * a service hosted in this process can be resolved once its gRPC server listens.
+ */
+export function createServiceClients(options: {
+  resolveAddress(name: ServiceName): string;
+  deadlineMs: number;
+  logger: Logger;
+}): ServiceClients {
+  const created = new Map<ServiceName, { close(): void }>();
+  const clientFor = <N extends ServiceName>(name: N): ClientOf<N> => {
+    let client = created.get(name);
+    if (!client) {
+      const spec = SERVICE_CLIENTS[name];
+      client = createGrpcClient(spec.constructor, options.resolveAddress(name), {
+        deadlineMs: options.deadlineMs,
+        idempotentMethods: [...spec.idempotent],
+        logger: options.logger,
+      }) as unknown as { close(): void };
+      created.set(name, client);
+    }
+    return client as unknown as ClientOf<N>;
+  };
+  return {
+    get identity() {
+      return clientFor('identity');
+    },
+    get catalog() {
+      return clientFor('catalog');
+    },
+    get agents() {
+      return clientFor('agents');
+    },
+    get knowledge() {
+      return clientFor('knowledge');
+    },
+    get billing() {
+      return clientFor('billing');
+    },
+    get notifications() {
+      return clientFor('notifications');
+    },
+    addressOf: (name) => options.resolveAddress(name),
+    healthName: (name) => SERVICE_CLIENTS[name].fullName,
+    async close() {
+      for (const client of created.values()) client.close();
+      created.clear();
+    },
+  };
+}

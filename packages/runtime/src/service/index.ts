@@ -1,0 +1,3 @@
+export * from './define';
+export * from './status';
+export * from './clients';

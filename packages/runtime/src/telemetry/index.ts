@@ -1,0 +1,3 @@
+export * from './tracing';
+export * from './metrics';
+export * from './sdk';

@@ -1,0 +1,53 @@
+import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+
+/**
+ * One Prometheus registry per process. Metric names are prefixed `platform_`; labels never carry ids,
+ * tokens or anything unbounded.
+ */
+export const metricsRegistry = new Registry();
+collectDefaultMetrics({ register: metricsRegistry, prefix: 'platform_' });
+
+export const httpRequestDuration = new Histogram({
+  name: 'platform_http_request_duration_seconds',
+  help: 'HTTP requests served by the edge, by route template, method and status.',
+  labelNames: ['method', 'route', 'status'] as const,
+  buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+  registers: [metricsRegistry],
+});
+
+export const grpcServerDuration = new Histogram({
+  name: 'platform_grpc_server_duration_seconds',
+  help: 'gRPC calls handled, by service, method and status code.',
+  labelNames: ['service', 'method', 'code'] as const,
+  buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+  registers: [metricsRegistry],
+});
+
+export const grpcClientDuration = new Histogram({
+  name: 'platform_grpc_client_duration_seconds',
+  help: 'gRPC calls made, by service, method and status code.',
+  labelNames: ['service', 'method', 'code'] as const,
+  buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+  registers: [metricsRegistry],
+});
+
+export const outboxPublished = new Counter({
+  name: 'platform_outbox_published_total',
+  help: 'Events the outbox relay published, by schema and topic.',
+  labelNames: ['schema', 'topic'] as const,
+  registers: [metricsRegistry],
+});
+
+export const outboxPublishFailures = new Counter({
+  name: 'platform_outbox_publish_failures_total',
+  help: 'Outbox relay batches that failed to publish, by schema.',
+  labelNames: ['schema'] as const,
+  registers: [metricsRegistry],
+});
+
+export const eventsConsumed = new Counter({
+  name: 'platform_events_consumed_total',
+  help: 'Events consumed, by consumer, topic and result (processed, duplicate, failed).',
+  labelNames: ['consumer', 'topic', 'result'] as const,
+  registers: [metricsRegistry],
+});

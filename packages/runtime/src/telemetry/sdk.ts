@@ -1,0 +1,32 @@
+import type { Logger } from '../logging';
+
+/**
+ * Whether the standard OTEL_* variables ask for traces. Tracing is off by default; setting
+ * OTEL_TRACES_EXPORTER (otlp, zipkin, console) or an OTLP endpoint turns it on, and OTEL_SDK_DISABLED=true
+ * wins over both.
+ */
+export function tracingRequested(env: NodeJS.ProcessEnv): boolean {
+  if (env.OTEL_SDK_DISABLED === 'true') return false;
+  const exporter = env.OTEL_TRACES_EXPORTER?.trim();
+  if (exporter) return exporter !== 'none';
+  return Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT);
+}
+
+export interface Telemetry {
+  shutdown(): Promise<void>;
+}
+
+/**
+ * Starts the OpenTelemetry Node SDK with its exporter chosen by OTEL_* variables. No auto-instrumentation is
+ * loaded: the platform makes its spans by hand at HTTP, gRPC, SQL and bus boundaries (telemetry/tracing.ts).
+ */
+export async function startTelemetry(options: { serviceName: string; logger: Logger; env?: NodeJS.ProcessEnv }): Promise<Telemetry> {
+  const env = options.env ?? process.env;
+  if (!tracingRequested(env)) return { shutdown: async () => {} };
+  // Loaded only when wanted: the SDK and its exporters are heavy to import.
+  const { NodeSDK } = await import('@opentelemetry/sdk-node');
+  const sdk = new NodeSDK({ serviceName: env.OTEL_SERVICE_NAME ?? options.serviceName, instrumentations: [] });
+  sdk.start();
+  options.logger.info({ exporter: env.OTEL_TRACES_EXPORTER ?? 'otlp' }, 'OpenTelemetry tracing on');
+  return { shutdown: () => sdk.shutdown() };
+}

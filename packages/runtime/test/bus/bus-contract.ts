@@ -1,0 +1,109 @@
+import { createLogger } from '../../src/logging/logger';
+import type { EventBus, ReceivedMessage, Subscription } from '../../src/bus';
+import { waitFor } from './wait-for';
+
+export const silentLogger = createLogger({ level: 'silent' });
+
+/** The behaviour every EventBus adapter must share. `openBus` gives a bus with a fresh, unique topic prefix. */
+export function busContract(openBus: () => Promise<EventBus>): void {
+  let bus: EventBus;
+  const subscriptions: Subscription[] = [];
+  beforeEach(async () => {
+    bus = await openBus();
+  });
+  afterEach(async () => {
+    await Promise.all(subscriptions.splice(0).map((s) => s.close()));
+    await bus.close();
+  });
+
+  const subscribe = async (groupId: string, topics: string[], handler: (m: ReceivedMessage) => Promise<void>) => {
+    const subscription = await bus.subscribe({ groupId, topics, handler });
+    subscriptions.push(subscription);
+    return subscription;
+  };
+
+  it('pings', async () => {
+    await expect(bus.ping()).resolves.toBeUndefined();
+  });
+
+  it('delivers published messages with key, value, headers and the logical topic name', async () => {
+    const received: ReceivedMessage[] = [];
+    await subscribe('readers', ['alpha.v1'], async (m) => void received.push(m));
+    await bus.publish([
+      { topic: 'alpha.v1', key: 'k1', value: 'one', headers: { traceparent: 'tp-1', 'event-id': 'e1' } },
+      { topic: 'alpha.v1', key: 'k1', value: 'two', headers: {} },
+    ]);
+    await waitFor(() => expect(received).toHaveLength(2));
+    expect(received.map((m) => [m.topic, m.key, m.value])).toEqual([
+      ['alpha.v1', 'k1', 'one'],
+      ['alpha.v1', 'k1', 'two'],
+    ]);
+    expect(received[0]!.headers).toEqual({ traceparent: 'tp-1', 'event-id': 'e1' });
+    expect(typeof received[0]!.offset).toBe('string');
+  });
+
+  it('gives every group every message', async () => {
+    const a: string[] = [];
+    const b: string[] = [];
+    await subscribe('group-a', ['beta.v1'], async (m) => void a.push(m.value));
+    await subscribe('group-b', ['beta.v1'], async (m) => void b.push(m.value));
+    await bus.publish(['1', '2', '3'].map((value) => ({ topic: 'beta.v1', key: 'same', value, headers: {} })));
+    await waitFor(() => {
+      expect(a).toEqual(['1', '2', '3']);
+      expect(b).toEqual(['1', '2', '3']);
+    });
+  });
+
+  it('shares one group between its members: each message is handled by exactly one', async () => {
+    const first: string[] = [];
+    const second: string[] = [];
+    await subscribe('workers', ['gamma.v1'], async (m) => void first.push(m.value));
+    await subscribe('workers', ['gamma.v1'], async (m) => void second.push(m.value));
+    const values = Array.from({ length: 30 }, (_, i) => String(i));
+    await bus.publish(values.map((value) => ({ topic: 'gamma.v1', key: `key-${value}`, value, headers: {} })));
+    await waitFor(() => expect(first.length + second.length).toBe(values.length));
+    expect([...first, ...second].sort()).toEqual([...values].sort());
+    expect(first.length).toBeGreaterThan(0);
+    expect(second.length).toBeGreaterThan(0);
+  });
+
+  it('delivers a message again when its handler rejects, before the next one', async () => {
+    const attempts: string[] = [];
+    let failuresLeft = 2;
+    await subscribe('flaky', ['delta.v1'], async (m) => {
+      attempts.push(m.value);
+      if (m.value === 'first' && failuresLeft-- > 0) throw new Error('not yet');
+    });
+    await bus.publish([
+      { topic: 'delta.v1', key: 'k', value: 'first', headers: {} },
+      { topic: 'delta.v1', key: 'k', value: 'second', headers: {} },
+    ]);
+    await waitFor(() => expect(attempts).toEqual(['first', 'first', 'first', 'second']));
+  });
+
+  it('keeps order per key', async () => {
+    const seen = new Map<string, number[]>();
+    await subscribe('ordered', ['epsilon.v1'], async (m) => {
+      seen.set(m.key!, [...(seen.get(m.key!) ?? []), Number(m.value)]);
+    });
+    const messages = Array.from({ length: 40 }, (_, i) => ({ topic: 'epsilon.v1', key: `k${i % 4}`, value: String(i), headers: {} }));
+    await bus.publish(messages.slice(0, 20));
+    await bus.publish(messages.slice(20));
+    await waitFor(() => expect([...seen.values()].flat()).toHaveLength(40));
+    for (const [key, values] of seen) {
+      expect(values).toEqual(messages.filter((m) => m.key === key).map((m) => Number(m.value)));
+    }
+  });
+
+  it('resumes a group where it left off after its subscription closes', async () => {
+    const before: string[] = [];
+    const first = await bus.subscribe({ groupId: 'resumer', topics: ['zeta.v1'], handler: async (m) => void before.push(m.value) });
+    await bus.publish([{ topic: 'zeta.v1', key: 'k', value: 'a', headers: {} }]);
+    await waitFor(() => expect(before).toEqual(['a']));
+    await first.close();
+    await bus.publish([{ topic: 'zeta.v1', key: 'k', value: 'b', headers: {} }]);
+    const after: string[] = [];
+    await subscribe('resumer', ['zeta.v1'], async (m) => void after.push(m.value));
+    await waitFor(() => expect(after).toEqual(['b']));
+  });
+}

@@ -1,0 +1,97 @@
+import { IdentityServiceClient } from '@platform/proto/gen/platform/identity/v1/identity';
+import { AppError } from '../../src/errors/app-error';
+import { createGrpcClient } from '../../src/grpc/client';
+import type { GrpcServer } from '../../src/grpc/server';
+import type { GrpcCallContext } from '../../src/grpc/types';
+import { withLogContext, currentLogContext } from '../../src/logging/logger';
+import { gate, memoryLogger, startIdentityServer, STATUS } from './fixtures';
+
+describe('GrpcServer and createGrpcClient', () => {
+  let server: GrpcServer;
+  let client: ReturnType<typeof createGrpcClient<IdentityServiceClient>>;
+  let behaviour: (context: GrpcCallContext) => Promise<typeof STATUS>;
+  const seen: Array<{ requestId: string | undefined; logRequestId: string | undefined }> = [];
+  const log = memoryLogger();
+
+  beforeAll(async () => {
+    const started = await startIdentityServer(
+      async (_request, context) => {
+        seen.push({ requestId: context.requestId, logRequestId: currentLogContext()?.requestId });
+        return behaviour(context);
+      },
+      { logger: log.logger },
+    );
+    server = started.server;
+    client = createGrpcClient(IdentityServiceClient, started.address, { deadlineMs: 2_000 });
+  });
+
+  afterAll(async () => {
+    client.close();
+    await server.stop(1_000);
+  });
+
+  it('returns the handler response, timestamps as ISO strings', async () => {
+    behaviour = async () => STATUS;
+    await expect(client.getServiceStatus({})).resolves.toEqual(STATUS);
+  });
+
+  it('delivers an AppError to the caller with its code, message, fields and headers', async () => {
+    behaviour = async () => {
+      throw new AppError('in_use', 'The team still owns servers', {
+        fields: [{ field: 'servers.0.prefix', problem: 'is used by « docs »' }],
+        headers: { 'Retry-After': '30' },
+      });
+    };
+    const error = await client.getServiceStatus({}).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AppError);
+    expect(error).toMatchObject({
+      code: 'in_use',
+      message: 'The team still owns servers',
+      fields: [{ field: 'servers.0.prefix', problem: 'is used by « docs »' }],
+      headers: { 'Retry-After': '30' },
+    });
+  });
+
+  it('turns an unexpected error into a generic internal error, logging the detail server-side only', async () => {
+    behaviour = async () => {
+      throw new Error('connection to db-7 refused: password=hunter2');
+    };
+    const error = (await client.getServiceStatus({}).catch((e: unknown) => e)) as AppError;
+    expect(error).toBeInstanceOf(AppError);
+    expect(error.code).toBe('internal');
+    expect(error.message).toBe('Internal error');
+    expect(JSON.stringify({ ...error, message: error.message })).not.toContain('db-7');
+    expect(error.fields).toBeUndefined();
+
+    const logged = log.lines().find((line) => line.msg === 'gRPC handler failed');
+    expect(logged).toBeDefined();
+    expect(JSON.stringify(logged)).toContain('connection to db-7 refused');
+    expect((logged!.err as { stack?: string }).stack).toContain('calls.test.ts');
+  });
+
+  it('fails with deadline_exceeded when the handler outlives the deadline, aborting the handler signal', async () => {
+    const aborted = gate();
+    behaviour = (context) =>
+      new Promise((_, reject) =>
+        context.signal.addEventListener('abort', () => {
+          aborted.open();
+          reject(new Error('aborted'));
+        }),
+      );
+    const error = (await client.getServiceStatus({}, { deadlineMs: 100 }).catch((e: unknown) => e)) as AppError;
+    expect(error).toBeInstanceOf(AppError);
+    expect(error.code).toBe('deadline_exceeded');
+    await aborted.promise; // the handler learnt that nobody waits for it any more
+  });
+
+  it("carries the caller's x-request-id into the handler's log context", async () => {
+    behaviour = async () => STATUS;
+    seen.length = 0;
+    await withLogContext({ requestId: 'req-7f3a' }, () => client.getServiceStatus({}));
+    await client.getServiceStatus({});
+    expect(seen).toEqual([
+      { requestId: 'req-7f3a', logRequestId: 'req-7f3a' },
+      { requestId: undefined, logRequestId: undefined },
+    ]);
+  });
+});

@@ -1,0 +1,60 @@
+import { Writable } from 'node:stream';
+import { createServer } from 'node:net';
+import { IdentityServiceService, type IdentityServiceServer } from '@platform/proto/gen/platform/identity/v1/identity';
+import { createLogger, type Logger } from '../../src/logging/logger';
+import { GrpcServer } from '../../src/grpc/server';
+import type { AsyncServiceImplementation } from '../../src/grpc/types';
+
+export const IDENTITY_SERVICE = 'platform.identity.v1.IdentityService';
+
+/** A logger whose JSON lines are kept in memory, so tests can read what was logged. */
+export function memoryLogger(): { logger: Logger; lines: () => Array<Record<string, unknown>> } {
+  const chunks: string[] = [];
+  const destination = new Writable({
+    write(chunk, _encoding, done) {
+      chunks.push(String(chunk));
+      done();
+    },
+  });
+  const logger = createLogger({ level: 'debug', name: 'grpc-test', destination });
+  const lines = () =>
+    chunks
+      .join('')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+  return { logger, lines };
+}
+
+/** Starts a GrpcServer on 127.0.0.1 hosting IdentityService with the given handler. */
+export async function startIdentityServer(
+  getServiceStatus: AsyncServiceImplementation<IdentityServiceServer>['getServiceStatus'],
+  options: { port?: number; logger?: Logger } = {},
+): Promise<{ server: GrpcServer; address: string }> {
+  const server = new GrpcServer({ host: '127.0.0.1', port: options.port ?? 0, logger: options.logger ?? memoryLogger().logger });
+  const implementation: AsyncServiceImplementation<IdentityServiceServer> = { getServiceStatus };
+  server.addService(IdentityServiceService, implementation);
+  const port = await server.start();
+  return { server, address: `127.0.0.1:${port}` };
+}
+
+export const STATUS = { service: 'identity', version: '1.2.3', schemaVersion: '0003_users', startedAt: '2024-05-01T10:00:00.000Z' };
+
+/** A port that was free a moment ago, for a server that must start after its client. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      probe.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+/** A promise with its resolver, for handlers that must wait until the test lets them finish. */
+export function gate(): { promise: Promise<void>; open: () => void } {
+  let open!: () => void;
+  const promise = new Promise<void>((resolve) => (open = resolve));
+  return { promise, open };
+}

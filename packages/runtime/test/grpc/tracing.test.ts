@@ -1,0 +1,62 @@
+import { context, propagation, SpanKind, trace } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { IdentityServiceClient } from '@platform/proto/gen/platform/identity/v1/identity';
+import { AppError } from '../../src/errors/app-error';
+import { createGrpcClient } from '../../src/grpc/client';
+import { currentTraceId, withSpan } from '../../src/telemetry/tracing';
+import { startIdentityServer, STATUS } from './fixtures';
+
+describe('gRPC trace propagation', () => {
+  const exporter = new InMemorySpanExporter();
+  const contextManager = new AsyncLocalStorageContextManager().enable();
+
+  beforeAll(() => {
+    context.setGlobalContextManager(contextManager);
+    propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+    trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }));
+  });
+
+  afterAll(() => {
+    trace.disable();
+    propagation.disable();
+    context.disable();
+  });
+
+  it("continues the caller's trace in a SERVER span whose parent is the CLIENT span", async () => {
+    let handlerTraceId: string | undefined;
+    let fail = false;
+    const { server, address } = await startIdentityServer(async () => {
+      handlerTraceId = currentTraceId();
+      if (fail) throw new AppError('not_found', 'No such team');
+      return STATUS;
+    });
+    const client = createGrpcClient(IdentityServiceClient, address, { deadlineMs: 2_000 });
+    try {
+      const rootTraceId = await withSpan('test-root', {}, async (span) => {
+        await client.getServiceStatus({});
+        return span.spanContext().traceId;
+      });
+
+      const spans = exporter.getFinishedSpans();
+      const clientSpan = spans.find((s) => s.kind === SpanKind.CLIENT)!;
+      const serverSpan = spans.find((s) => s.kind === SpanKind.SERVER)!;
+      expect(clientSpan.name).toBe('platform.identity.v1.IdentityService/GetServiceStatus');
+      expect(clientSpan.spanContext().traceId).toBe(rootTraceId);
+      expect(serverSpan.spanContext().traceId).toBe(rootTraceId);
+      expect(serverSpan.parentSpanContext?.spanId).toBe(clientSpan.spanContext().spanId);
+      expect(handlerTraceId).toBe(rootTraceId);
+      expect(serverSpan.attributes['rpc.grpc.status_code']).toBe(0);
+
+      exporter.reset();
+      fail = true;
+      await expect(client.getServiceStatus({})).rejects.toMatchObject({ code: 'not_found' });
+      const failed = exporter.getFinishedSpans().find((s) => s.kind === SpanKind.SERVER)!;
+      expect(failed.attributes['rpc.grpc.status_code']).toBe(5);
+    } finally {
+      client.close();
+      await server.stop(1_000);
+    }
+  });
+});

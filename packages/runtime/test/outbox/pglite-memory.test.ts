@@ -1,0 +1,23 @@
+import { randomUUID } from 'node:crypto';
+import { createMemoryBus } from '../../src/bus';
+import { createPgliteDatabase, type Database } from '../../src/db';
+import { createLogger } from '../../src/logging/logger';
+import { outboxContract } from './outbox-contract';
+import { installTestTracing } from './tracing-setup';
+
+const spans = installTestTracing();
+const logger = createLogger({ level: 'silent' });
+
+describe('outbox on PGlite and the memory bus', () => {
+  let db: Database;
+  beforeAll(() => {
+    db = createPgliteDatabase({ dataDir: 'memory://', logger });
+  });
+  afterAll(() => db.close());
+
+  outboxContract(() => ({
+    db,
+    spans,
+    openBus: async () => createMemoryBus({ topicPrefix: `t-${randomUUID().slice(0, 8)}.`, logger, retryBackoff: { initialMs: 20, maxMs: 200 } }),
+  }));
+});

@@ -1,0 +1,38 @@
+import { createTestDatabase, describeWith, uniquePrefix } from '@platform/test';
+import { createKafkaBus } from '../../src/bus';
+import { createPostgresDatabase, type Database } from '../../src/db';
+import { createLogger } from '../../src/logging/logger';
+import { outboxContract } from './outbox-contract';
+import { installTestTracing } from './tracing-setup';
+
+const spans = installTestTracing();
+const logger = createLogger({ level: 'silent' });
+
+describeWith('postgres', 'outbox on Postgres', (adminUrl) => {
+  describeWith('kafka', 'and Kafka', (brokers) => {
+    let testDb: { url: string; drop(): Promise<void> };
+    let db: Database;
+    beforeAll(async () => {
+      testDb = await createTestDatabase(adminUrl());
+      db = createPostgresDatabase({ url: testDb.url, poolMax: 5, logger });
+    });
+    afterAll(async () => {
+      await db?.close();
+      await testDb?.drop();
+    });
+
+    outboxContract(() => ({
+      db,
+      spans,
+      openBus: async () =>
+        createKafkaBus({
+          brokers: brokers().split(','),
+          clientId: 'outbox-contract',
+          topicPrefix: uniquePrefix('outbox'),
+          logger,
+          retryBackoff: { initialMs: 100, maxMs: 500 },
+        }),
+    }));
+  });
+});
+

@@ -1,0 +1,12 @@
+import path from 'node:path';
+import { defineService } from '@platform/runtime';
+import { CatalogServiceService } from '@platform/proto/gen/platform/catalog/v1/catalog';
+import { createCatalogServiceHandlers } from './grpc/handlers';
+
+/** MCP servers, their capabilities and approvals, publishing, gateways and the records of calls made through them. */
+export const catalogService = defineService({
+  name: 'catalog',
+  grpc: { definition: CatalogServiceService, fullName: 'platform.catalog.v1.CatalogService' },
+  migrationsDir: path.join(__dirname, 'store', 'migrations'),
+  create: (context) => ({ handlers: createCatalogServiceHandlers(context) }),
+});

@@ -1,0 +1,84 @@
+import { randomUUID } from 'node:crypto';
+import { Client } from 'pg';
+
+/**
+ * Real infrastructure for tests. URLs come from TEST_POSTGRES_URL, TEST_REDIS_URL and TEST_KAFKA_BROKERS
+ * (deploy/provision.sh prints them). Under CI a missing one fails the test; on a laptop the test is skipped
+ * with a note, so `npm test` runs with nothing but Node.
+ */
+export type InfraKind = 'postgres' | 'redis' | 'kafka';
+
+const VARIABLES: Record<InfraKind, string> = {
+  postgres: 'TEST_POSTGRES_URL',
+  redis: 'TEST_REDIS_URL',
+  kafka: 'TEST_KAFKA_BROKERS',
+};
+
+export function isCI(): boolean {
+  return Boolean(process.env.CI) && process.env.CI !== 'false';
+}
+
+/** The URL of a real service, or undefined when it is not configured outside CI. Throws under CI. */
+export function infraUrl(kind: InfraKind): string | undefined {
+  const value = process.env[VARIABLES[kind]];
+  if (value) return value;
+  if (isCI()) {
+    throw new Error(`${VARIABLES[kind]} is not set: CI must run this test against a real ${kind} (see deploy/provision.sh)`);
+  }
+  return undefined;
+}
+
+/**
+ * `describe` that runs only when `kind` is available; under CI it always runs, and a missing URL fails it.
+ * The body receives the URL.
+ */
+export function describeWith(kind: InfraKind, name: string, body: (url: () => string) => void): void {
+  let url: string | undefined;
+  try {
+    url = infraUrl(kind);
+  } catch (error) {
+    describe(name, () => {
+      it(`needs ${kind}`, () => {
+        throw error;
+      });
+    });
+    return;
+  }
+  if (url === undefined) {
+    describe.skip(`${name} (skipped: ${VARIABLES[kind]} not set)`, () => body(() => ''));
+    return;
+  }
+  const resolved = url;
+  describe(name, () => body(() => resolved));
+}
+
+/** Creates an empty database on the test Postgres server; `drop` removes it. */
+export async function createTestDatabase(adminUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `test_${randomUUID().replace(/-/g, '')}`;
+  const admin = new Client({ connectionString: adminUrl });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      const client = new Client({ connectionString: adminUrl });
+      await client.connect();
+      try {
+        await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      } finally {
+        await client.end();
+      }
+    },
+  };
+}
+
+/** A unique prefix for Kafka topics, consumer groups and Redis keys, so parallel tests never share state. */
+export function uniquePrefix(label: string): string {
+  return `t-${label}-${randomUUID().slice(0, 8)}.`;
+}

@@ -3,7 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['**/node_modules/**', '**/dist/**', 'proto/gen/**', 'data/**', 'coverage/**', 'helm/**', 'deploy/**'] },
+  { ignores: ['**/node_modules/**', '**/dist/**', 'proto/gen/**', 'data/**', 'coverage/**', '**/*.tmp.ts', 'helm/**', 'deploy/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

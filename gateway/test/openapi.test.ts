@@ -1,3 +1,4 @@
+import { openApiProblems } from '@platform/test';
 import { startEdge, type RunningEdge, readJson } from './support';
 import { testRoutes } from './routes';
 
@@ -24,6 +25,10 @@ function refsIn(value: unknown, found: string[] = []): string[] {
 }
 
 describe('GET /v1/openapi.json', () => {
+  it('validates against the OpenAPI 3.1 schema', async () => {
+    expect(await openApiProblems(document)).toEqual([]);
+  });
+
   it('is an OpenAPI 3.1 document titled with the instance name, served from the app URL', () => {
     expect(document.openapi).toMatch(/^3\.1\.\d+$/);
     expect(document.info.title).toBe('Test Platform');

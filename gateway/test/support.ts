@@ -1,22 +1,9 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Writable } from 'node:stream';
-import { createLogger } from '@platform/runtime/src/logging';
+import { memoryLogger, type LogLine } from '@platform/test';
 import { createEdgeApp, type EdgeAppOptions } from '../src';
 
-export type LogLine = Record<string, unknown> & { msg?: string };
-
-/** A logger that keeps its JSON lines in memory, so tests can read what the edge logged. */
-export function memoryLogger() {
-  const lines: LogLine[] = [];
-  const destination = new Writable({
-    write(chunk, _encoding, done) {
-      for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line) as LogLine);
-      done();
-    },
-  });
-  return { logger: createLogger({ level: 'debug', name: 'edge-test', destination }), lines };
-}
+export { memoryLogger, type LogLine };
 
 export interface RunningEdge {
   url(path: string): string;

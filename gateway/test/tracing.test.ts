@@ -1,25 +1,17 @@
-import { context, propagation, SpanKind, trace } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { SpanKind } from '@opentelemetry/api';
+import { installTestTracing } from '@platform/test';
 import { accessLogFor, startEdge, type RunningEdge } from './support';
 import { testRoutes } from './routes';
 
-const exporter = new InMemorySpanExporter();
-const contextManager = new AsyncLocalStorageContextManager().enable();
+const { exporter, uninstall } = installTestTracing();
 let edge: RunningEdge;
 
 beforeAll(async () => {
-  context.setGlobalContextManager(contextManager);
-  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
-  trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }));
   edge = await startEdge({ routes: testRoutes });
 });
 afterAll(async () => {
   await edge.close();
-  trace.disable();
-  propagation.disable();
-  context.disable();
+  uninstall();
 });
 beforeEach(() => exporter.reset());
 

@@ -1,1 +1,4 @@
 export * from './infra';
+export * from './tracing';
+export * from './openapi';
+export * from './logging';

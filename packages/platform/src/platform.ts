@@ -7,6 +7,8 @@ export interface RunningPlatform {
   context: PlatformContext;
   /** Port the HTTP listener bound (useful with PORT=0). */
   httpPort: number;
+  /** Address of this process's gRPC server, when it hosts services. */
+  grpcAddress: string | undefined;
   stop(): Promise<void>;
 }
 
@@ -31,5 +33,5 @@ export async function startPlatform(options: { target?: string; env?: NodeJS.Pro
   const { running, stop } = await startModules(MODULES, order, context, logger);
   const http = running.get<{ port: number }>('http');
   logger.info({ targets, port: http.port }, 'ready to serve');
-  return { context, httpPort: http.port, stop };
+  return { context, httpPort: http.port, grpcAddress: context.localGrpcAddress, stop };
 }

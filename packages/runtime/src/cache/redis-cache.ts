@@ -168,16 +168,26 @@ export function createRedisCache(options: RedisCacheOptions): Cache {
     async close(): Promise<void> {
       if (closed) return;
       closed = true;
-      const connections = subscriber ? [client, subscriber.connection] : [client];
-      await Promise.all(
-        connections.map(async (connection) => {
-          // A connection still trying to reach Redis has nothing to drain: drop it rather than wait.
-          if (connection.isReady) await connection.close();
-          else connection.destroy();
-        }),
-      );
+      const connections: Array<[RedisClient, Promise<unknown>]> = [[client, ready]];
+      if (subscriber) connections.push([subscriber.connection, subscriber.ready]);
+      await Promise.all(connections.map(([connection, connected]) => shutDown(connection, connected)));
     },
   };
+}
+
+/** Closes gracefully when connected; a connection still trying to reach Redis has nothing to drain, so drop it. */
+async function shutDown(connection: RedisClient, connected: Promise<unknown>): Promise<void> {
+  if (connection.isReady) {
+    await connection.close();
+    return;
+  }
+  connection.destroy();
+  // node-redis can finish a connection attempt that was under way when destroy() ran, leaving an open socket
+  // that keeps the process alive; destroy it again once that attempt settles.
+  connected.then(
+    () => connection.destroy(),
+    () => undefined,
+  );
 }
 
 function safePassword(url: string): string | undefined {

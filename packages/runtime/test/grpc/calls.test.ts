@@ -63,7 +63,7 @@ describe('GrpcServer and createGrpcClient', () => {
     expect(JSON.stringify({ ...error, message: error.message })).not.toContain('db-7');
     expect(error.fields).toBeUndefined();
 
-    const logged = log.lines().find((line) => line.msg === 'gRPC handler failed');
+    const logged = log.lines.find((line) => line.msg === 'gRPC handler failed');
     expect(logged).toBeDefined();
     expect(JSON.stringify(logged)).toContain('connection to db-7 refused');
     expect((logged!.err as { stack?: string }).stack).toContain('calls.test.ts');

@@ -1,30 +1,13 @@
-import { Writable } from 'node:stream';
 import { createServer } from 'node:net';
 import { IdentityServiceService, type IdentityServiceServer } from '@platform/proto/gen/platform/identity/v1/identity';
-import { createLogger, type Logger } from '../../src/logging/logger';
+import { memoryLogger } from '@platform/test';
+import type { Logger } from '../../src/logging/logger';
 import { GrpcServer } from '../../src/grpc/server';
 import type { AsyncServiceImplementation } from '../../src/grpc/types';
 
-export const IDENTITY_SERVICE = 'platform.identity.v1.IdentityService';
+export { memoryLogger };
 
-/** A logger whose JSON lines are kept in memory, so tests can read what was logged. */
-export function memoryLogger(): { logger: Logger; lines: () => Array<Record<string, unknown>> } {
-  const chunks: string[] = [];
-  const destination = new Writable({
-    write(chunk, _encoding, done) {
-      chunks.push(String(chunk));
-      done();
-    },
-  });
-  const logger = createLogger({ level: 'debug', name: 'grpc-test', destination });
-  const lines = () =>
-    chunks
-      .join('')
-      .split('\n')
-      .filter(Boolean)
-      .map((line) => JSON.parse(line) as Record<string, unknown>);
-  return { logger, lines };
-}
+export const IDENTITY_SERVICE = 'platform.identity.v1.IdentityService';
 
 /** Starts a GrpcServer on 127.0.0.1 hosting IdentityService with the given handler. */
 export async function startIdentityServer(

@@ -1,7 +1,5 @@
-import { context, propagation, SpanKind, trace } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { SpanKind } from '@opentelemetry/api';
+import { installTestTracing } from '@platform/test';
 import { IdentityServiceClient } from '@platform/proto/gen/platform/identity/v1/identity';
 import { AppError } from '../../src/errors/app-error';
 import { createGrpcClient } from '../../src/grpc/client';
@@ -9,20 +7,8 @@ import { currentTraceId, withSpan } from '../../src/telemetry/tracing';
 import { startIdentityServer, STATUS } from './fixtures';
 
 describe('gRPC trace propagation', () => {
-  const exporter = new InMemorySpanExporter();
-  const contextManager = new AsyncLocalStorageContextManager().enable();
-
-  beforeAll(() => {
-    context.setGlobalContextManager(contextManager);
-    propagation.setGlobalPropagator(new W3CTraceContextPropagator());
-    trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }));
-  });
-
-  afterAll(() => {
-    trace.disable();
-    propagation.disable();
-    context.disable();
-  });
+  const { exporter, uninstall } = installTestTracing();
+  afterAll(uninstall);
 
   it("continues the caller's trace in a SERVER span whose parent is the CLIENT span", async () => {
     let handlerTraceId: string | undefined;

@@ -3,9 +3,9 @@ import { createMemoryBus } from '../../src/bus';
 import { createPgliteDatabase, type Database } from '../../src/db';
 import { createLogger } from '../../src/logging/logger';
 import { outboxContract } from './outbox-contract';
-import { installTestTracing } from './tracing-setup';
+import { installTestTracing } from '@platform/test';
 
-const spans = installTestTracing();
+const { exporter: spans } = installTestTracing();
 const logger = createLogger({ level: 'silent' });
 
 describe('outbox on PGlite and the memory bus', () => {

@@ -3,9 +3,9 @@ import { createKafkaBus } from '../../src/bus';
 import { createPostgresDatabase, type Database } from '../../src/db';
 import { createLogger } from '../../src/logging/logger';
 import { outboxContract } from './outbox-contract';
-import { installTestTracing } from './tracing-setup';
+import { installTestTracing } from '@platform/test';
 
-const spans = installTestTracing();
+const { exporter: spans } = installTestTracing();
 const logger = createLogger({ level: 'silent' });
 
 describeWith('postgres', 'outbox on Postgres', (adminUrl) => {

@@ -9,3 +9,7 @@ export * from './openapi';
 export { requestIdOf, REQUEST_ID_HEADER } from './request-id';
 export { routeTemplateOf, setRouteTemplate } from './route-template';
 export { toAppError } from './to-app-error';
+export * from './edge';
+export * from './edge-deps';
+export * from './auth/policy';
+export * from './auth/caller';

@@ -1,5 +1,6 @@
 import type { Request, Response } from 'express';
 import { z } from 'zod';
+import type { RoutePolicy } from './auth/policy';
 import { definitionOf, isStrictObject, nonStrictNestedObjects } from './validation/zod-introspection';
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
@@ -22,10 +23,11 @@ export interface RouteResponse {
   etag?: boolean;
 }
 
-/** Who may call a route, in words, shown as "Caller" in the docs. Enforcement is the `authenticate` hook. */
-export interface RouteAuth {
-  callers: string;
-}
+/**
+ * Who may call a route: its policy (auth/policy.ts), enforced by the `authenticate` hook; `callers` is the rule
+ * in words, shown as "Caller" in the docs.
+ */
+export type RouteAuth = RoutePolicy;
 
 type Infer<S> = S extends z.ZodType ? z.output<S> : Record<string, never>;
 

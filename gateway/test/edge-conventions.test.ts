@@ -1,5 +1,5 @@
 import type { Express } from 'express';
-import type { ReadinessReport } from '@platform/runtime/src/http';
+import type { ReadinessReport } from '@platform/runtime';
 import { accessLogFor, startEdge, type RunningEdge, readJson } from './support';
 import { testRoutes } from './routes';
 

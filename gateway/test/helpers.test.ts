@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AppError } from '@platform/runtime/src/errors';
+import { AppError } from '@platform/runtime';
 import {
   assertRevision,
   createEdgeApp,

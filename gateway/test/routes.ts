@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import {
   AppError,
-} from '@platform/runtime/src/errors';
+} from '@platform/runtime';
 import {
   assertRevision,
   decodeCursor,

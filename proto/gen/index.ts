@@ -6,3 +6,4 @@ export * as commonV1 from './platform/common/v1/index';
 export * as identityV1 from './platform/identity/v1/index';
 export * as knowledgeV1 from './platform/knowledge/v1/index';
 export * as notificationsV1 from './platform/notifications/v1/index';
+export * as testingV1 from './platform/testing/v1/index';

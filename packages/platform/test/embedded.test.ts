@@ -1,6 +1,6 @@
 import { openApiProblems } from '@platform/test';
 import { startPlatform, type RunningPlatform } from '../src/platform';
-import { embeddedEnv, urlOf } from './support';
+import { embeddedEnv, platformUrl } from '@platform/test';
 
 /**
  * What a newcomer gets from `npm start`: every module in one process on embedded PGlite, the in-process bus
@@ -15,7 +15,7 @@ describe('--target=all with no configuration', () => {
   }, 60_000);
   afterAll(async () => {
     await platform?.stop();
-    cleanup();
+    await cleanup();
   });
 
   it('uses the embedded adapters', () => {
@@ -25,8 +25,8 @@ describe('--target=all with no configuration', () => {
   });
 
   it('is live and ready, with every service answering its gRPC health check', async () => {
-    expect((await fetch(urlOf(platform, '/healthz'))).status).toBe(200);
-    const ready = await fetch(urlOf(platform, '/readyz'));
+    expect((await fetch(platformUrl(platform, '/healthz'))).status).toBe(200);
+    const ready = await fetch(platformUrl(platform, '/readyz'));
     const body = (await ready.json()) as { status: string; checks: Record<string, { ok: boolean }> };
     expect(ready.status).toBe(200);
     expect(Object.keys(body.checks).sort()).toEqual(
@@ -36,7 +36,7 @@ describe('--target=all with no configuration', () => {
   });
 
   it('serves a valid OpenAPI 3.1 document', async () => {
-    const response = await fetch(urlOf(platform, '/v1/openapi.json'));
+    const response = await fetch(platformUrl(platform, '/v1/openapi.json'));
     expect(response.status).toBe(200);
     const document = (await response.json()) as { openapi: string };
     expect(document.openapi).toMatch(/^3\.1\./);
@@ -44,7 +44,7 @@ describe('--target=all with no configuration', () => {
   });
 
   it('answers an unknown route with the one error body', async () => {
-    const response = await fetch(urlOf(platform, '/v1/no-such-thing'));
+    const response = await fetch(platformUrl(platform, '/v1/no-such-thing'));
     expect(response.status).toBe(404);
     const body = (await response.json()) as { error: { code: string; requestId: string } };
     expect(body.error.code).toBe('not_found');
@@ -52,7 +52,7 @@ describe('--target=all with no configuration', () => {
   });
 
   it('exposes Prometheus metrics', async () => {
-    const response = await fetch(urlOf(platform, '/metrics'));
+    const response = await fetch(platformUrl(platform, '/metrics'));
     expect(response.status).toBe(200);
     expect(await response.text()).toContain('platform_http_request_duration_seconds');
   });

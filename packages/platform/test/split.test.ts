@@ -1,6 +1,5 @@
-import { describeWith, infraUrl } from '@platform/test';
+import { describeWith, infraUrl, platformUrl, realInfraEnv } from '@platform/test';
 import { startPlatform, type RunningPlatform } from '../src/platform';
-import { realInfraEnv, urlOf } from './support';
 
 /**
  * The Kubernetes shape: services in one process, the edge in another, joined only by gRPC addresses, on real
@@ -42,20 +41,20 @@ describeWith('postgres', 'services and the edge in separate processes', (postgre
   });
 
   it('makes the edge ready once every remote service is serving', async () => {
-    const response = await fetch(urlOf(edge, '/readyz'));
+    const response = await fetch(platformUrl(edge, '/readyz'));
     expect(response.status).toBe(200);
   });
 
   it('gives the service process its own health, readiness and metrics on PORT', async () => {
-    expect((await fetch(urlOf(services, '/healthz'))).status).toBe(200);
-    expect((await fetch(urlOf(services, '/readyz'))).status).toBe(200);
-    expect((await fetch(urlOf(services, '/metrics'))).status).toBe(200);
-    expect((await fetch(urlOf(services, '/v1/openapi.json'))).status).toBe(404);
+    expect((await fetch(platformUrl(services, '/healthz'))).status).toBe(200);
+    expect((await fetch(platformUrl(services, '/readyz'))).status).toBe(200);
+    expect((await fetch(platformUrl(services, '/metrics'))).status).toBe(200);
+    expect((await fetch(platformUrl(services, '/v1/openapi.json'))).status).toBe(404);
   });
 
   it('makes the edge unready when the services go away', async () => {
     await services.stop();
-    const response = await fetch(urlOf(edge, '/readyz'));
+    const response = await fetch(platformUrl(edge, '/readyz'));
     expect(response.status).toBe(503);
   });
 });

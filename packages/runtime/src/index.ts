@@ -13,3 +13,4 @@ export * from './crypto';
 export * from './grpc';
 export * from './http';
 export * from './service';
+export * from './audit';

@@ -1,12 +1,30 @@
 import path from 'node:path';
 import { defineService } from '@platform/runtime';
 import { IdentityServiceService } from '@platform/proto/gen/platform/identity/v1/identity';
-import { createIdentityServiceHandlers } from './grpc/handlers';
+import type { IdentityDeps } from './deps';
+import { ensureBootstrapAdmin } from './domain/people';
+import { createIdentityHandlers } from './grpc/handlers';
 
-/** People, teams and memberships, sign-in sessions, API keys, service accounts, the audit log and maintenance mode; also the OAuth 2.1 authorization server's clients, consents and tokens. */
+/**
+ * People, teams and memberships, sign-in sessions, API keys, service accounts, the audit log and maintenance
+ * mode; the edge authenticates every request here.
+ */
 export const identityService = defineService({
   name: 'identity',
   grpc: { definition: IdentityServiceService, fullName: 'platform.identity.v1.IdentityService' },
   migrationsDir: path.join(__dirname, 'store', 'migrations'),
-  create: (context) => ({ handlers: createIdentityServiceHandlers(context) }),
+  async create(context) {
+    const deps: IdentityDeps = {
+      db: context.db,
+      secrets: context.secrets,
+      cache: context.cache,
+      logger: context.logger,
+      config: context.config,
+    };
+    await ensureBootstrapAdmin(deps, context.config.env);
+    return { handlers: createIdentityHandlers(deps) };
+  },
 });
+
+export { createOrResetAdmin } from './domain/people';
+export type { IdentityDeps } from './deps';

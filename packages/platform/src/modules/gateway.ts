@@ -1,5 +1,14 @@
-import { createEdgeApp } from '@platform/gateway';
-import { checkHealth, runReadinessChecks, SERVICE_NAMES, type RunningModule, type RunningModules, type ServiceClients } from '@platform/runtime';
+import { createEdge } from '@platform/gateway';
+import {
+  checkHealth,
+  createRateLimiter,
+  runReadinessChecks,
+  SERVICE_NAMES,
+  type Cache,
+  type RunningModule,
+  type RunningModules,
+  type ServiceClients,
+} from '@platform/runtime';
 import type { PlatformContext } from '../context';
 
 /**
@@ -7,6 +16,7 @@ import type { PlatformContext } from '../context';
  */
 export async function gatewayModule(ctx: PlatformContext, running: RunningModules): Promise<RunningModule> {
   const clients = running.get<ServiceClients>('clients');
+  const cache = running.get<Cache>('cache');
   for (const name of SERVICE_NAMES) {
     ctx.readiness.push({
       name: `service:${name}`,
@@ -16,11 +26,25 @@ export async function gatewayModule(ctx: PlatformContext, running: RunningModule
       },
     });
   }
-  const app = createEdgeApp({
-    config: { appUrl: ctx.config.env.APP_URL, bodyLimitBytes: ctx.config.env.BODY_LIMIT_BYTES, instanceName: ctx.config.env.INSTANCE_NAME },
-    logger: ctx.logger.child({ module: 'gateway' }),
-    readiness: () => runReadinessChecks(ctx.readiness, 2_000),
-    routes: [],
-  });
+  const env = ctx.config.env;
+  const app = createEdge(
+    {
+      clients,
+      cache,
+      rateLimiter: createRateLimiter(cache),
+      logger: ctx.logger.child({ module: 'gateway' }),
+      settings: {
+        appUrl: env.APP_URL,
+        instanceName: env.INSTANCE_NAME,
+        sessionTtlSeconds: env.SESSION_TTL,
+        apiKeyRateLimitPerMinute: env.API_KEY_RATE_LIMIT_PER_MINUTE,
+      },
+    },
+    {
+      bodyLimitBytes: env.BODY_LIMIT_BYTES,
+      readiness: () => runReadinessChecks(ctx.readiness, 2_000),
+      ...(env.TRUST_PROXY !== undefined ? { trustProxy: env.TRUST_PROXY } : {}),
+    },
+  );
   return { value: app };
 }

@@ -16,6 +16,21 @@ const bool = z.preprocess(
     .transform((v) => v === 'true' || v === '1' || v === 'yes'),
 );
 
+/** A duration: `12h`, `30m`, `45s`, `7d`, or a number of seconds. Parsed to seconds. */
+const durationSeconds = z.preprocess(
+  emptyAsUndefined,
+  z
+    .string()
+    .regex(/^\d+\s*[smhd]?$/, 'must be a duration such as 12h, 30m, 45s or a number of seconds')
+    .transform((value) => {
+      const match = /^(\d+)\s*([smhd]?)$/.exec(value)!;
+      const unit = { '': 1, s: 1, m: 60, h: 3600, d: 86400 }[match[2] as '' | 's' | 'm' | 'h' | 'd'];
+      return Number(match[1]) * unit;
+    })
+    .refine((seconds) => seconds > 0, 'must be longer than zero')
+    .optional(),
+);
+
 const url = (protocols: string[]) =>
   z.string().refine((value) => {
     try {
@@ -62,6 +77,11 @@ export const environmentSchema = z.object({
   GRPC_DEADLINE_MS: positiveInt.default(10_000),
   OUTBOX_POLL_MS: positiveInt.default(1_000),
   TRUST_PROXY: optionalString,
+  SESSION_TTL: durationSeconds.transform((v) => v ?? 12 * 3600),
+  API_KEY_RATE_LIMIT_PER_MINUTE: positiveInt.default(300),
+  BOOTSTRAP_ADMIN_EMAIL: optionalString,
+  BOOTSTRAP_ADMIN_PASSWORD: optionalString,
+  MAINTENANCE_REFRESH_SECONDS: positiveInt.default(5),
   OTEL_SDK_DISABLED: bool,
   IDENTITY_SERVICE_ADDR: optionalString,
   CATALOG_SERVICE_ADDR: optionalString,

@@ -1,20 +1,20 @@
-import { IdentityServiceClient } from '@platform/proto/gen/platform/identity/v1/identity';
+import { ProbeServiceClient } from '@platform/proto/gen/platform/testing/v1/testing';
 import { AppError } from '../../src/errors/app-error';
 import { createGrpcClient } from '../../src/grpc/client';
 import type { GrpcServer } from '../../src/grpc/server';
 import type { GrpcCallContext } from '../../src/grpc/types';
 import { withLogContext, currentLogContext } from '../../src/logging/logger';
-import { gate, memoryLogger, startIdentityServer, STATUS } from './fixtures';
+import { gate, memoryLogger, startProbeServer, STATUS } from './fixtures';
 
 describe('GrpcServer and createGrpcClient', () => {
   let server: GrpcServer;
-  let client: ReturnType<typeof createGrpcClient<IdentityServiceClient>>;
+  let client: ReturnType<typeof createGrpcClient<ProbeServiceClient>>;
   let behaviour: (context: GrpcCallContext) => Promise<typeof STATUS>;
   const seen: Array<{ requestId: string | undefined; logRequestId: string | undefined }> = [];
   const log = memoryLogger();
 
   beforeAll(async () => {
-    const started = await startIdentityServer(
+    const started = await startProbeServer(
       async (_request, context) => {
         seen.push({ requestId: context.requestId, logRequestId: currentLogContext()?.requestId });
         return behaviour(context);
@@ -22,7 +22,7 @@ describe('GrpcServer and createGrpcClient', () => {
       { logger: log.logger },
     );
     server = started.server;
-    client = createGrpcClient(IdentityServiceClient, started.address, { deadlineMs: 2_000 });
+    client = createGrpcClient(ProbeServiceClient, started.address, { deadlineMs: 2_000 });
   });
 
   afterAll(async () => {

@@ -1,5 +1,5 @@
 import { createServer } from 'node:net';
-import { IdentityServiceService, type IdentityServiceServer } from '@platform/proto/gen/platform/identity/v1/identity';
+import { ProbeServiceService, type ProbeServiceServer } from '@platform/proto/gen/platform/testing/v1/testing';
 import { memoryLogger } from '@platform/test';
 import type { Logger } from '../../src/logging/logger';
 import { GrpcServer } from '../../src/grpc/server';
@@ -7,16 +7,16 @@ import type { AsyncServiceImplementation } from '../../src/grpc/types';
 
 export { memoryLogger };
 
-export const IDENTITY_SERVICE = 'platform.identity.v1.IdentityService';
+export const PROBE_SERVICE = 'platform.testing.v1.ProbeService';
 
-/** Starts a GrpcServer on 127.0.0.1 hosting IdentityService with the given handler. */
-export async function startIdentityServer(
-  getServiceStatus: AsyncServiceImplementation<IdentityServiceServer>['getServiceStatus'],
+/** Starts a GrpcServer on 127.0.0.1 hosting ProbeService with the given handler. */
+export async function startProbeServer(
+  getServiceStatus: AsyncServiceImplementation<ProbeServiceServer>['getServiceStatus'],
   options: { port?: number; logger?: Logger } = {},
 ): Promise<{ server: GrpcServer; address: string }> {
   const server = new GrpcServer({ host: '127.0.0.1', port: options.port ?? 0, logger: options.logger ?? memoryLogger().logger });
-  const implementation: AsyncServiceImplementation<IdentityServiceServer> = { getServiceStatus };
-  server.addService(IdentityServiceService, implementation);
+  const implementation: AsyncServiceImplementation<ProbeServiceServer> = { getServiceStatus };
+  server.addService(ProbeServiceService, implementation);
   const port = await server.start();
   return { server, address: `127.0.0.1:${port}` };
 }

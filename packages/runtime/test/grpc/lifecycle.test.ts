@@ -1,23 +1,23 @@
-import { IdentityServiceClient } from '@platform/proto/gen/platform/identity/v1/identity';
+import { ProbeServiceClient } from '@platform/proto/gen/platform/testing/v1/testing';
 import { AppError } from '../../src/errors/app-error';
 import { createGrpcClient } from '../../src/grpc/client';
 import { checkHealth } from '../../src/grpc/health';
-import { gate, IDENTITY_SERVICE, startIdentityServer, STATUS } from './fixtures';
+import { gate, PROBE_SERVICE, startProbeServer, STATUS } from './fixtures';
 
 describe('GrpcServer health and shutdown', () => {
   it('reports grpc.health.v1 status per service and overall, following setServing', async () => {
-    const { server, address } = await startIdentityServer(async () => STATUS);
+    const { server, address } = await startProbeServer(async () => STATUS);
     try {
       expect(await checkHealth(address)).toBe(true);
-      expect(await checkHealth(address, IDENTITY_SERVICE)).toBe(true);
+      expect(await checkHealth(address, PROBE_SERVICE)).toBe(true);
       expect(await checkHealth(address, 'platform.unknown.v1.NoService')).toBe(false);
 
-      server.setServing(IDENTITY_SERVICE, false);
-      expect(await checkHealth(address, IDENTITY_SERVICE)).toBe(false);
+      server.setServing(PROBE_SERVICE, false);
+      expect(await checkHealth(address, PROBE_SERVICE)).toBe(false);
       expect(await checkHealth(address)).toBe(true);
 
-      server.setServing(IDENTITY_SERVICE, true);
-      expect(await checkHealth(address, IDENTITY_SERVICE, 1_000)).toBe(true);
+      server.setServing(PROBE_SERVICE, true);
+      expect(await checkHealth(address, PROBE_SERVICE, 1_000)).toBe(true);
     } finally {
       await server.stop(1_000);
     }
@@ -27,19 +27,19 @@ describe('GrpcServer health and shutdown', () => {
   it('lets an in-flight call finish on stop, then refuses new calls', async () => {
     const handlerStarted = gate();
     const release = gate();
-    const { server, address } = await startIdentityServer(async () => {
+    const { server, address } = await startProbeServer(async () => {
       handlerStarted.open();
       await release.promise;
       return STATUS;
     });
-    const client = createGrpcClient(IdentityServiceClient, address, { deadlineMs: 5_000 });
+    const client = createGrpcClient(ProbeServiceClient, address, { deadlineMs: 5_000 });
     try {
       const inFlight = client.getServiceStatus({});
       await handlerStarted.promise;
 
       let stopped = false;
       const stopping = server.stop(10_000).then(() => (stopped = true));
-      expect(await checkHealth(address, IDENTITY_SERVICE)).toBe(false);
+      expect(await checkHealth(address, PROBE_SERVICE)).toBe(false);
       expect(stopped).toBe(false);
 
       release.open();
@@ -53,12 +53,12 @@ describe('GrpcServer health and shutdown', () => {
 
   it('cuts off a call still running when the grace period ends', async () => {
     const handlerStarted = gate();
-    const { server, address } = await startIdentityServer((_request, context) => {
+    const { server, address } = await startProbeServer((_request, context) => {
       handlerStarted.open();
       // Runs until the call is cut off.
       return new Promise((_, reject) => context.signal.addEventListener('abort', () => reject(new Error('cut off'))));
     });
-    const client = createGrpcClient(IdentityServiceClient, address, { deadlineMs: 10_000 });
+    const client = createGrpcClient(ProbeServiceClient, address, { deadlineMs: 10_000 });
     try {
       const inFlight = client.getServiceStatus({}).catch((e: unknown) => e);
       await handlerStarted.promise;

@@ -1,10 +1,10 @@
 import { SpanKind } from '@opentelemetry/api';
 import { installTestTracing } from '@platform/test';
-import { IdentityServiceClient } from '@platform/proto/gen/platform/identity/v1/identity';
+import { ProbeServiceClient } from '@platform/proto/gen/platform/testing/v1/testing';
 import { AppError } from '../../src/errors/app-error';
 import { createGrpcClient } from '../../src/grpc/client';
 import { currentTraceId, withSpan } from '../../src/telemetry/tracing';
-import { startIdentityServer, STATUS } from './fixtures';
+import { startProbeServer, STATUS } from './fixtures';
 
 describe('gRPC trace propagation', () => {
   const { exporter, uninstall } = installTestTracing();
@@ -13,12 +13,12 @@ describe('gRPC trace propagation', () => {
   it("continues the caller's trace in a SERVER span whose parent is the CLIENT span", async () => {
     let handlerTraceId: string | undefined;
     let fail = false;
-    const { server, address } = await startIdentityServer(async () => {
+    const { server, address } = await startProbeServer(async () => {
       handlerTraceId = currentTraceId();
       if (fail) throw new AppError('not_found', 'No such team');
       return STATUS;
     });
-    const client = createGrpcClient(IdentityServiceClient, address, { deadlineMs: 2_000 });
+    const client = createGrpcClient(ProbeServiceClient, address, { deadlineMs: 2_000 });
     try {
       const rootTraceId = await withSpan('test-root', {}, async (span) => {
         await client.getServiceStatus({});
@@ -28,7 +28,7 @@ describe('gRPC trace propagation', () => {
       const spans = exporter.getFinishedSpans();
       const clientSpan = spans.find((s) => s.kind === SpanKind.CLIENT)!;
       const serverSpan = spans.find((s) => s.kind === SpanKind.SERVER)!;
-      expect(clientSpan.name).toBe('platform.identity.v1.IdentityService/GetServiceStatus');
+      expect(clientSpan.name).toBe('platform.testing.v1.ProbeService/GetServiceStatus');
       expect(clientSpan.spanContext().traceId).toBe(rootTraceId);
       expect(serverSpan.spanContext().traceId).toBe(rootTraceId);
       expect(serverSpan.parentSpanContext?.spanId).toBe(clientSpan.spanContext().spanId);

@@ -1,9 +1,31 @@
-import { readServiceStatus, type AsyncServiceImplementation, type ServiceContext } from '@platform/runtime';
+import { readServiceStatus, type AsyncServiceImplementation } from '@platform/runtime';
 import type { IdentityServiceServer } from '@platform/proto/gen/platform/identity/v1/identity';
+import type { IdentityDeps } from '../deps';
+import { apiKeyHandlers } from './api-keys';
+import { auditHandlers } from './audit';
+import { authHandlers } from './auth';
+import { maintenanceHandlers } from './maintenance';
+import { peopleHandlers } from './people';
+import { serviceAccountHandlers } from './service-accounts';
+import { teamHandlers } from './teams';
 
-/** gRPC handlers of the identity service: they translate messages to domain calls and back, nothing more. */
-export function createIdentityServiceHandlers(context: ServiceContext): AsyncServiceImplementation<IdentityServiceServer> {
+/**
+ * gRPC handlers of the identity service, one file per area; they translate messages to domain calls and back.
+ * Authorisation is the edge's (gateway/src/auth/policy.ts); handlers trust the request context it sends.
+ */
+export function createIdentityHandlers(deps: IdentityDeps): AsyncServiceImplementation<IdentityServiceServer> {
   return {
-    getServiceStatus: () => readServiceStatus('identity', context.db),
+    getServiceStatus: () => readServiceStatus('identity', deps.db),
+    ...authHandlers(deps),
+    ...peopleHandlers(deps),
+    ...teamHandlers(deps),
+    ...apiKeyHandlers(deps),
+    ...serviceAccountHandlers(deps),
+    ...auditHandlers(deps),
+    ...maintenanceHandlers(deps),
   };
 }
+
+/** The handlers of one area: a subset of the service's methods. */
+type Implementation = AsyncServiceImplementation<IdentityServiceServer>;
+export type IdentityHandlers<K extends keyof Implementation> = Pick<Implementation, K>;

@@ -18,9 +18,730 @@ import {
   type ServiceError,
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
-import { ServiceStatus } from "../../common/v1/common";
+import { Timestamp } from "../../../google/protobuf/timestamp";
+import { Actor, PageInfo, PageRequest, RequestContext, ServiceStatus } from "../../common/v1/common";
+
+/** Platform-wide roles. Admins change the platform; auditors read it; staff may see every team. */
+export enum PlatformRole {
+  PLATFORM_ROLE_UNSPECIFIED = "PLATFORM_ROLE_UNSPECIFIED",
+  PLATFORM_ROLE_ADMIN = "PLATFORM_ROLE_ADMIN",
+  PLATFORM_ROLE_AUDITOR = "PLATFORM_ROLE_AUDITOR",
+  PLATFORM_ROLE_STAFF = "PLATFORM_ROLE_STAFF",
+  UNRECOGNIZED = "UNRECOGNIZED",
+}
+
+export function platformRoleFromJSON(object: any): PlatformRole {
+  switch (object) {
+    case 0:
+    case "PLATFORM_ROLE_UNSPECIFIED":
+      return PlatformRole.PLATFORM_ROLE_UNSPECIFIED;
+    case 1:
+    case "PLATFORM_ROLE_ADMIN":
+      return PlatformRole.PLATFORM_ROLE_ADMIN;
+    case 2:
+    case "PLATFORM_ROLE_AUDITOR":
+      return PlatformRole.PLATFORM_ROLE_AUDITOR;
+    case 3:
+    case "PLATFORM_ROLE_STAFF":
+      return PlatformRole.PLATFORM_ROLE_STAFF;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return PlatformRole.UNRECOGNIZED;
+  }
+}
+
+export function platformRoleToJSON(object: PlatformRole): string {
+  switch (object) {
+    case PlatformRole.PLATFORM_ROLE_UNSPECIFIED:
+      return "PLATFORM_ROLE_UNSPECIFIED";
+    case PlatformRole.PLATFORM_ROLE_ADMIN:
+      return "PLATFORM_ROLE_ADMIN";
+    case PlatformRole.PLATFORM_ROLE_AUDITOR:
+      return "PLATFORM_ROLE_AUDITOR";
+    case PlatformRole.PLATFORM_ROLE_STAFF:
+      return "PLATFORM_ROLE_STAFF";
+    case PlatformRole.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
+export function platformRoleToNumber(object: PlatformRole): number {
+  switch (object) {
+    case PlatformRole.PLATFORM_ROLE_UNSPECIFIED:
+      return 0;
+    case PlatformRole.PLATFORM_ROLE_ADMIN:
+      return 1;
+    case PlatformRole.PLATFORM_ROLE_AUDITOR:
+      return 2;
+    case PlatformRole.PLATFORM_ROLE_STAFF:
+      return 3;
+    case PlatformRole.UNRECOGNIZED:
+    default:
+      return -1;
+  }
+}
+
+/** Roles within a team; service accounts hold member or editor. */
+export enum TeamRole {
+  TEAM_ROLE_UNSPECIFIED = "TEAM_ROLE_UNSPECIFIED",
+  TEAM_ROLE_OWNER = "TEAM_ROLE_OWNER",
+  TEAM_ROLE_ADMIN = "TEAM_ROLE_ADMIN",
+  TEAM_ROLE_EDITOR = "TEAM_ROLE_EDITOR",
+  TEAM_ROLE_MEMBER = "TEAM_ROLE_MEMBER",
+  UNRECOGNIZED = "UNRECOGNIZED",
+}
+
+export function teamRoleFromJSON(object: any): TeamRole {
+  switch (object) {
+    case 0:
+    case "TEAM_ROLE_UNSPECIFIED":
+      return TeamRole.TEAM_ROLE_UNSPECIFIED;
+    case 1:
+    case "TEAM_ROLE_OWNER":
+      return TeamRole.TEAM_ROLE_OWNER;
+    case 2:
+    case "TEAM_ROLE_ADMIN":
+      return TeamRole.TEAM_ROLE_ADMIN;
+    case 3:
+    case "TEAM_ROLE_EDITOR":
+      return TeamRole.TEAM_ROLE_EDITOR;
+    case 4:
+    case "TEAM_ROLE_MEMBER":
+      return TeamRole.TEAM_ROLE_MEMBER;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return TeamRole.UNRECOGNIZED;
+  }
+}
+
+export function teamRoleToJSON(object: TeamRole): string {
+  switch (object) {
+    case TeamRole.TEAM_ROLE_UNSPECIFIED:
+      return "TEAM_ROLE_UNSPECIFIED";
+    case TeamRole.TEAM_ROLE_OWNER:
+      return "TEAM_ROLE_OWNER";
+    case TeamRole.TEAM_ROLE_ADMIN:
+      return "TEAM_ROLE_ADMIN";
+    case TeamRole.TEAM_ROLE_EDITOR:
+      return "TEAM_ROLE_EDITOR";
+    case TeamRole.TEAM_ROLE_MEMBER:
+      return "TEAM_ROLE_MEMBER";
+    case TeamRole.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
+export function teamRoleToNumber(object: TeamRole): number {
+  switch (object) {
+    case TeamRole.TEAM_ROLE_UNSPECIFIED:
+      return 0;
+    case TeamRole.TEAM_ROLE_OWNER:
+      return 1;
+    case TeamRole.TEAM_ROLE_ADMIN:
+      return 2;
+    case TeamRole.TEAM_ROLE_EDITOR:
+      return 3;
+    case TeamRole.TEAM_ROLE_MEMBER:
+      return 4;
+    case TeamRole.UNRECOGNIZED:
+    default:
+      return -1;
+  }
+}
+
+export enum PrincipalKind {
+  PRINCIPAL_KIND_UNSPECIFIED = "PRINCIPAL_KIND_UNSPECIFIED",
+  /** PRINCIPAL_KIND_SESSION - A person with a browser session. */
+  PRINCIPAL_KIND_SESSION = "PRINCIPAL_KIND_SESSION",
+  /** PRINCIPAL_KIND_API_KEY - An API key (personal, team service key, or a service account's key). */
+  PRINCIPAL_KIND_API_KEY = "PRINCIPAL_KIND_API_KEY",
+  UNRECOGNIZED = "UNRECOGNIZED",
+}
+
+export function principalKindFromJSON(object: any): PrincipalKind {
+  switch (object) {
+    case 0:
+    case "PRINCIPAL_KIND_UNSPECIFIED":
+      return PrincipalKind.PRINCIPAL_KIND_UNSPECIFIED;
+    case 1:
+    case "PRINCIPAL_KIND_SESSION":
+      return PrincipalKind.PRINCIPAL_KIND_SESSION;
+    case 2:
+    case "PRINCIPAL_KIND_API_KEY":
+      return PrincipalKind.PRINCIPAL_KIND_API_KEY;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return PrincipalKind.UNRECOGNIZED;
+  }
+}
+
+export function principalKindToJSON(object: PrincipalKind): string {
+  switch (object) {
+    case PrincipalKind.PRINCIPAL_KIND_UNSPECIFIED:
+      return "PRINCIPAL_KIND_UNSPECIFIED";
+    case PrincipalKind.PRINCIPAL_KIND_SESSION:
+      return "PRINCIPAL_KIND_SESSION";
+    case PrincipalKind.PRINCIPAL_KIND_API_KEY:
+      return "PRINCIPAL_KIND_API_KEY";
+    case PrincipalKind.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
+export function principalKindToNumber(object: PrincipalKind): number {
+  switch (object) {
+    case PrincipalKind.PRINCIPAL_KIND_UNSPECIFIED:
+      return 0;
+    case PrincipalKind.PRINCIPAL_KIND_SESSION:
+      return 1;
+    case PrincipalKind.PRINCIPAL_KIND_API_KEY:
+      return 2;
+    case PrincipalKind.UNRECOGNIZED:
+    default:
+      return -1;
+  }
+}
+
+export enum ApiKeyKind {
+  API_KEY_KIND_UNSPECIFIED = "API_KEY_KIND_UNSPECIFIED",
+  /** API_KEY_KIND_PERSONAL - Acts as the person who created it, within the key's team. */
+  API_KEY_KIND_PERSONAL = "API_KEY_KIND_PERSONAL",
+  /** API_KEY_KIND_SERVICE - Acts as the team (or as its service account, when it belongs to one). */
+  API_KEY_KIND_SERVICE = "API_KEY_KIND_SERVICE",
+  UNRECOGNIZED = "UNRECOGNIZED",
+}
+
+export function apiKeyKindFromJSON(object: any): ApiKeyKind {
+  switch (object) {
+    case 0:
+    case "API_KEY_KIND_UNSPECIFIED":
+      return ApiKeyKind.API_KEY_KIND_UNSPECIFIED;
+    case 1:
+    case "API_KEY_KIND_PERSONAL":
+      return ApiKeyKind.API_KEY_KIND_PERSONAL;
+    case 2:
+    case "API_KEY_KIND_SERVICE":
+      return ApiKeyKind.API_KEY_KIND_SERVICE;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return ApiKeyKind.UNRECOGNIZED;
+  }
+}
+
+export function apiKeyKindToJSON(object: ApiKeyKind): string {
+  switch (object) {
+    case ApiKeyKind.API_KEY_KIND_UNSPECIFIED:
+      return "API_KEY_KIND_UNSPECIFIED";
+    case ApiKeyKind.API_KEY_KIND_PERSONAL:
+      return "API_KEY_KIND_PERSONAL";
+    case ApiKeyKind.API_KEY_KIND_SERVICE:
+      return "API_KEY_KIND_SERVICE";
+    case ApiKeyKind.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
+export function apiKeyKindToNumber(object: ApiKeyKind): number {
+  switch (object) {
+    case ApiKeyKind.API_KEY_KIND_UNSPECIFIED:
+      return 0;
+    case ApiKeyKind.API_KEY_KIND_PERSONAL:
+      return 1;
+    case ApiKeyKind.API_KEY_KIND_SERVICE:
+      return 2;
+    case ApiKeyKind.UNRECOGNIZED:
+    default:
+      return -1;
+  }
+}
 
 export interface GetServiceStatusRequest {
+}
+
+/** Who is calling. Never carries the credential itself. */
+export interface Principal {
+  kind: PrincipalKind;
+  /** The person behind a session or a personal key; empty for service keys. */
+  personId: string;
+  email: string;
+  displayName: string;
+  platformRole: PlatformRole;
+  /** Set for sessions. */
+  sessionId: string;
+  /** Set for API keys. */
+  apiKeyId: string;
+  apiKeyName: string;
+  apiKeyKind: ApiKeyKind;
+  /** The one team an API key reaches. */
+  apiKeyTeamId: string;
+  scopes: string[];
+  knowledgeBaseIds: string[];
+  agentIds: string[];
+  /** Set for keys of a service account. */
+  serviceAccountId: string;
+  serviceAccountName: string;
+}
+
+/** How a principal reaches one team. */
+export interface TeamAccess {
+  team?:
+    | Team
+    | undefined;
+  /** The effective role; UNSPECIFIED when the principal has no role in the team. */
+  role: TeamRole;
+  /** How the role was obtained: "membership", "service_key", "service_account" or "" when none. */
+  via: string;
+}
+
+export interface AuthenticateRequest {
+  credential?:
+    | //
+    /** The browser session cookie's value. */
+    { $case: "sessionToken"; value: string }
+    | //
+    /** A full `rag_<id>_<secret>` API key. */
+    { $case: "apiKey"; value: string }
+    | undefined;
+  /** When set (a team slug or id), the response says how the principal reaches that team. */
+  teamRef: string;
+}
+
+export interface AuthenticateResponse {
+  principal?:
+    | Principal
+    | undefined;
+  /** Present when team_ref was given and the team exists (whether or not the principal has a role in it). */
+  teamAccess?:
+    | TeamAccess
+    | undefined;
+  /** Present for sessions: the CSRF token that browser writes must echo. */
+  csrfToken: string;
+}
+
+export interface SignInRequest {
+  email: string;
+  password: string;
+  clientIp: string;
+  userAgent: string;
+  requestId: string;
+}
+
+export interface SignInResponse {
+  /** The new session's token, to be set as the cookie. Returned only here. */
+  sessionToken: string;
+  expiresAt?: string | undefined;
+  person?: Person | undefined;
+}
+
+export interface SignOutRequest {
+  sessionToken: string;
+}
+
+export interface SignOutResponse {
+}
+
+export interface GetMeRequest {
+  personId: string;
+}
+
+export interface MeTeam {
+  team?: Team | undefined;
+  role: TeamRole;
+}
+
+export interface Me {
+  person?: Person | undefined;
+  teams: MeTeam[];
+  /** The personal workspace of the person. */
+  personalTeam?: Team | undefined;
+}
+
+export interface Person {
+  id: string;
+  email: string;
+  displayName: string;
+  /** "active" or "suspended". */
+  status: string;
+  platformRole: PlatformRole;
+  lastSignInAt?: string | undefined;
+  revision: string;
+  createdAt?: string | undefined;
+  updatedAt?: string | undefined;
+}
+
+export interface CreatePersonRequest {
+  context?: RequestContext | undefined;
+  email: string;
+  displayName: string;
+  /** Initial password; never stored in clear, never logged. */
+  password: string;
+  platformRole: PlatformRole;
+}
+
+export interface ListPeopleRequest {
+  page?:
+    | PageRequest
+    | undefined;
+  /** Case-insensitive match on email or display name. */
+  query: string;
+}
+
+export interface ListPeopleResponse {
+  people: Person[];
+  page?: PageInfo | undefined;
+}
+
+export interface GetPersonRequest {
+  personId: string;
+}
+
+export interface UpdatePersonRequest {
+  context?: RequestContext | undefined;
+  personId: string;
+  expectedRevision: string;
+  displayName?:
+    | string
+    | undefined;
+  /** "active" or "suspended". Suspension ends sessions and stops personal keys and OAuth tokens at once. */
+  status?: string | undefined;
+  platformRole?: PlatformRole | undefined;
+  password?: string | undefined;
+}
+
+export interface Team {
+  id: string;
+  slug: string;
+  name: string;
+  /** "team", "personal" or "platform". */
+  kind: string;
+  archived: boolean;
+  archivedAt?: string | undefined;
+  memberCount: string;
+  revision: string;
+  createdAt?: string | undefined;
+  updatedAt?:
+    | string
+    | undefined;
+  /** For a personal workspace: its person. */
+  personalOwnerId: string;
+}
+
+export interface CreateTeamRequest {
+  context?: RequestContext | undefined;
+  slug: string;
+  name: string;
+  /** Made the team's first owner when set (a person id); otherwise the caller becomes owner when a person. */
+  ownerPersonId: string;
+}
+
+export interface ListTeamsRequest {
+  page?:
+    | PageRequest
+    | undefined;
+  /** Only the teams this person belongs to; empty means every team (platform staff). */
+  memberPersonId: string;
+  includeArchived: boolean;
+  /** Restrict to one kind ("team", "personal", "platform"); empty = all kinds. */
+  kind: string;
+}
+
+export interface ListTeamsResponse {
+  teams: Team[];
+  page?: PageInfo | undefined;
+}
+
+export interface GetTeamRequest {
+  /** Slug or id. */
+  teamRef: string;
+}
+
+export interface UpdateTeamRequest {
+  context?: RequestContext | undefined;
+  teamId: string;
+  expectedRevision: string;
+  name?: string | undefined;
+  archived?: boolean | undefined;
+}
+
+export interface Member {
+  teamId: string;
+  person?: Person | undefined;
+  role: TeamRole;
+  joinedAt?:
+    | string
+    | undefined;
+  /** The membership's revision: changes when its role does. */
+  revision: string;
+}
+
+export interface ListMembersRequest {
+  teamId: string;
+  page?: PageRequest | undefined;
+}
+
+export interface ListMembersResponse {
+  members: Member[];
+  page?: PageInfo | undefined;
+}
+
+export interface AddMemberRequest {
+  context?: RequestContext | undefined;
+  teamId: string;
+  /** Either a person id or an email of an existing person. */
+  personId: string;
+  email: string;
+  role: TeamRole;
+  /** The caller's own role in the team (owners alone may grant or change ownership). */
+  callerRole: TeamRole;
+}
+
+export interface UpdateMemberRequest {
+  context?: RequestContext | undefined;
+  teamId: string;
+  personId: string;
+  expectedRevision: string;
+  role: TeamRole;
+  callerRole: TeamRole;
+}
+
+export interface RemoveMemberRequest {
+  context?: RequestContext | undefined;
+  teamId: string;
+  personId: string;
+  callerRole: TeamRole;
+}
+
+export interface RemoveMemberResponse {
+  /** Personal keys of the person in this team that were revoked with the membership. */
+  revokedKeys: number;
+}
+
+export interface ApiKey {
+  /** The key's public id (the `<id>` in `rag_<id>_<secret>`). */
+  id: string;
+  teamId: string;
+  name: string;
+  kind: ApiKeyKind;
+  scopes: string[];
+  knowledgeBaseIds: string[];
+  agentIds: string[];
+  /** The last four characters of the secret. */
+  hint: string;
+  /** Personal keys: their person. */
+  personId: string;
+  personName: string;
+  /** Keys of a service account. */
+  serviceAccountId: string;
+  expiresAt?: string | undefined;
+  revokedAt?: string | undefined;
+  lastUsedAt?: string | undefined;
+  createdByName: string;
+  createdAt?:
+    | string
+    | undefined;
+  /** "active", "revoked" or "expired". */
+  status: string;
+}
+
+export interface CreateApiKeyRequest {
+  context?: RequestContext | undefined;
+  teamId: string;
+  name: string;
+  kind: ApiKeyKind;
+  scopes: string[];
+  expiresAt?: string | undefined;
+  knowledgeBaseIds: string[];
+  agentIds: string[];
+  /** For service-account keys. */
+  serviceAccountId: string;
+  /** The creator's role in the team, which bounds a personal key's scopes. */
+  callerRole: TeamRole;
+}
+
+export interface CreatedApiKey {
+  apiKey?:
+    | ApiKey
+    | undefined;
+  /** The full key, returned once. */
+  secret: string;
+}
+
+export interface ListApiKeysRequest {
+  teamId: string;
+  page?:
+    | PageRequest
+    | undefined;
+  /** Only this person's personal keys (callers who may not see every key). */
+  personId: string;
+  /** Only the keys of this service account. */
+  serviceAccountId: string;
+  includeInactive: boolean;
+}
+
+export interface ListApiKeysResponse {
+  apiKeys: ApiKey[];
+  page?: PageInfo | undefined;
+}
+
+export interface GetApiKeyRequest {
+  teamId: string;
+  apiKeyId: string;
+}
+
+export interface RevokeApiKeyRequest {
+  context?: RequestContext | undefined;
+  teamId: string;
+  apiKeyId: string;
+}
+
+export interface ServiceAccount {
+  id: string;
+  teamId: string;
+  teamSlug: string;
+  name: string;
+  description: string;
+  role: TeamRole;
+  enabled: boolean;
+  activeKeyCount: number;
+  lastUsedAt?: string | undefined;
+  createdByName: string;
+  revision: string;
+  createdAt?: string | undefined;
+  updatedAt?: string | undefined;
+}
+
+export interface CreateServiceAccountRequest {
+  context?: RequestContext | undefined;
+  teamId: string;
+  name: string;
+  description: string;
+  role: TeamRole;
+  enabled: boolean;
+}
+
+export interface ListServiceAccountsRequest {
+  teamId: string;
+  page?: PageRequest | undefined;
+}
+
+export interface ListServiceAccountsResponse {
+  serviceAccounts: ServiceAccount[];
+  page?: PageInfo | undefined;
+}
+
+export interface GetServiceAccountRequest {
+  teamId: string;
+  serviceAccountId: string;
+}
+
+export interface UpdateServiceAccountRequest {
+  context?: RequestContext | undefined;
+  teamId: string;
+  serviceAccountId: string;
+  expectedRevision: string;
+  name?: string | undefined;
+  description?: string | undefined;
+  role?: TeamRole | undefined;
+  enabled?: boolean | undefined;
+}
+
+export interface DeleteServiceAccountRequest {
+  context?: RequestContext | undefined;
+  teamId: string;
+  serviceAccountId: string;
+}
+
+export interface DeleteServiceAccountResponse {
+}
+
+export interface AuditEntry {
+  id: string;
+  occurredAt?: string | undefined;
+  teamId: string;
+  teamName: string;
+  teamSlug: string;
+  action: string;
+  actor?: Actor | undefined;
+  targetType: string;
+  targetId: string;
+  targetLabel: string;
+  targetExists: boolean;
+  /** JSON object text, or empty: {type, id, label, exists}. */
+  parentJson: string;
+  /** JSON text, or empty for null. */
+  beforeJson: string;
+  afterJson: string;
+  metadataJson: string;
+  requestId: string;
+  viaKind: string;
+  viaName: string;
+  clientIp: string;
+}
+
+export interface ListAuditEntriesRequest {
+  teamId: string;
+  page?:
+    | PageRequest
+    | undefined;
+  /** Exact action, or a prefix ending in "." (for example "team."). */
+  action: string;
+  /** A person id. */
+  actorId: string;
+  targetType: string;
+  targetId: string;
+  from?: string | undefined;
+  to?:
+    | string
+    | undefined;
+  /** Leave out entries whose action begins "costs." (for editors). */
+  excludeCosts: boolean;
+}
+
+export interface ListAuditEntriesResponse {
+  entries: AuditEntry[];
+  page?: PageInfo | undefined;
+}
+
+export interface GetAuditEntryRequest {
+  teamId: string;
+  entryId: string;
+  excludeCosts: boolean;
+}
+
+export interface PersonRef {
+  id: string;
+  displayName: string;
+  email: string;
+}
+
+export interface Maintenance {
+  enabled: boolean;
+  reason: string;
+  plannedEndAt?: string | undefined;
+  startedAt?: string | undefined;
+  startedBy?: PersonRef | undefined;
+  updatedBy?: PersonRef | undefined;
+  updatedAt?: string | undefined;
+  revision: string;
+}
+
+export interface GetMaintenanceRequest {
+}
+
+export interface SetMaintenanceRequest {
+  context?: RequestContext | undefined;
+  expectedRevision: string;
+  enabled: boolean;
+  reason: string;
+  plannedEndAt?: string | undefined;
 }
 
 function createBaseGetServiceStatusRequest(): GetServiceStatusRequest {
@@ -67,6 +788,6766 @@ export const GetServiceStatusRequest: MessageFns<GetServiceStatusRequest> = {
   },
 };
 
+function createBasePrincipal(): Principal {
+  return {
+    kind: PrincipalKind.PRINCIPAL_KIND_UNSPECIFIED,
+    personId: "",
+    email: "",
+    displayName: "",
+    platformRole: PlatformRole.PLATFORM_ROLE_UNSPECIFIED,
+    sessionId: "",
+    apiKeyId: "",
+    apiKeyName: "",
+    apiKeyKind: ApiKeyKind.API_KEY_KIND_UNSPECIFIED,
+    apiKeyTeamId: "",
+    scopes: [],
+    knowledgeBaseIds: [],
+    agentIds: [],
+    serviceAccountId: "",
+    serviceAccountName: "",
+  };
+}
+
+export const Principal: MessageFns<Principal> = {
+  encode(message: Principal, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.kind !== PrincipalKind.PRINCIPAL_KIND_UNSPECIFIED) {
+      writer.uint32(8).int32(principalKindToNumber(message.kind));
+    }
+    if (message.personId !== "") {
+      writer.uint32(18).string(message.personId);
+    }
+    if (message.email !== "") {
+      writer.uint32(26).string(message.email);
+    }
+    if (message.displayName !== "") {
+      writer.uint32(34).string(message.displayName);
+    }
+    if (message.platformRole !== PlatformRole.PLATFORM_ROLE_UNSPECIFIED) {
+      writer.uint32(40).int32(platformRoleToNumber(message.platformRole));
+    }
+    if (message.sessionId !== "") {
+      writer.uint32(50).string(message.sessionId);
+    }
+    if (message.apiKeyId !== "") {
+      writer.uint32(58).string(message.apiKeyId);
+    }
+    if (message.apiKeyName !== "") {
+      writer.uint32(66).string(message.apiKeyName);
+    }
+    if (message.apiKeyKind !== ApiKeyKind.API_KEY_KIND_UNSPECIFIED) {
+      writer.uint32(72).int32(apiKeyKindToNumber(message.apiKeyKind));
+    }
+    if (message.apiKeyTeamId !== "") {
+      writer.uint32(82).string(message.apiKeyTeamId);
+    }
+    for (const v of message.scopes) {
+      writer.uint32(90).string(v!);
+    }
+    for (const v of message.knowledgeBaseIds) {
+      writer.uint32(98).string(v!);
+    }
+    for (const v of message.agentIds) {
+      writer.uint32(106).string(v!);
+    }
+    if (message.serviceAccountId !== "") {
+      writer.uint32(114).string(message.serviceAccountId);
+    }
+    if (message.serviceAccountName !== "") {
+      writer.uint32(122).string(message.serviceAccountName);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Principal {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePrincipal();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.kind = principalKindFromJSON(reader.int32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.personId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.email = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.displayName = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.platformRole = platformRoleFromJSON(reader.int32());
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.sessionId = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.apiKeyId = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.apiKeyName = reader.string();
+            continue;
+          }
+          case 9: {
+            if (tag !== 72) {
+              break;
+            }
+
+            message.apiKeyKind = apiKeyKindFromJSON(reader.int32());
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.apiKeyTeamId = reader.string();
+            continue;
+          }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.scopes.push(reader.string());
+            continue;
+          }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            message.knowledgeBaseIds.push(reader.string());
+            continue;
+          }
+          case 13: {
+            if (tag !== 106) {
+              break;
+            }
+
+            message.agentIds.push(reader.string());
+            continue;
+          }
+          case 14: {
+            if (tag !== 114) {
+              break;
+            }
+
+            message.serviceAccountId = reader.string();
+            continue;
+          }
+          case 15: {
+            if (tag !== 122) {
+              break;
+            }
+
+            message.serviceAccountName = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Principal {
+    return {
+      kind: isSet(object.kind) ? principalKindFromJSON(object.kind) : PrincipalKind.PRINCIPAL_KIND_UNSPECIFIED,
+      personId: isSet(object.personId)
+        ? globalThis.String(object.personId)
+        : isSet(object.person_id)
+        ? globalThis.String(object.person_id)
+        : "",
+      email: isSet(object.email) ? globalThis.String(object.email) : "",
+      displayName: isSet(object.displayName)
+        ? globalThis.String(object.displayName)
+        : isSet(object.display_name)
+        ? globalThis.String(object.display_name)
+        : "",
+      platformRole: isSet(object.platformRole)
+        ? platformRoleFromJSON(object.platformRole)
+        : isSet(object.platform_role)
+        ? platformRoleFromJSON(object.platform_role)
+        : PlatformRole.PLATFORM_ROLE_UNSPECIFIED,
+      sessionId: isSet(object.sessionId)
+        ? globalThis.String(object.sessionId)
+        : isSet(object.session_id)
+        ? globalThis.String(object.session_id)
+        : "",
+      apiKeyId: isSet(object.apiKeyId)
+        ? globalThis.String(object.apiKeyId)
+        : isSet(object.api_key_id)
+        ? globalThis.String(object.api_key_id)
+        : "",
+      apiKeyName: isSet(object.apiKeyName)
+        ? globalThis.String(object.apiKeyName)
+        : isSet(object.api_key_name)
+        ? globalThis.String(object.api_key_name)
+        : "",
+      apiKeyKind: isSet(object.apiKeyKind)
+        ? apiKeyKindFromJSON(object.apiKeyKind)
+        : isSet(object.api_key_kind)
+        ? apiKeyKindFromJSON(object.api_key_kind)
+        : ApiKeyKind.API_KEY_KIND_UNSPECIFIED,
+      apiKeyTeamId: isSet(object.apiKeyTeamId)
+        ? globalThis.String(object.apiKeyTeamId)
+        : isSet(object.api_key_team_id)
+        ? globalThis.String(object.api_key_team_id)
+        : "",
+      scopes: globalThis.Array.isArray(object?.scopes)
+        ? object.scopes.map((e: any) => globalThis.String(e))
+        : [],
+      knowledgeBaseIds: globalThis.Array.isArray(object?.knowledgeBaseIds)
+        ? object.knowledgeBaseIds.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.knowledge_base_ids)
+        ? object.knowledge_base_ids.map((e: any) => globalThis.String(e))
+        : [],
+      agentIds: globalThis.Array.isArray(object?.agentIds)
+        ? object.agentIds.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.agent_ids)
+        ? object.agent_ids.map((e: any) => globalThis.String(e))
+        : [],
+      serviceAccountId: isSet(object.serviceAccountId)
+        ? globalThis.String(object.serviceAccountId)
+        : isSet(object.service_account_id)
+        ? globalThis.String(object.service_account_id)
+        : "",
+      serviceAccountName: isSet(object.serviceAccountName)
+        ? globalThis.String(object.serviceAccountName)
+        : isSet(object.service_account_name)
+        ? globalThis.String(object.service_account_name)
+        : "",
+    };
+  },
+
+  toJSON(message: Principal): unknown {
+    const obj: any = {};
+    if (message.kind !== PrincipalKind.PRINCIPAL_KIND_UNSPECIFIED) {
+      obj.kind = principalKindToJSON(message.kind);
+    }
+    if (message.personId !== "") {
+      obj.personId = message.personId;
+    }
+    if (message.email !== "") {
+      obj.email = message.email;
+    }
+    if (message.displayName !== "") {
+      obj.displayName = message.displayName;
+    }
+    if (message.platformRole !== PlatformRole.PLATFORM_ROLE_UNSPECIFIED) {
+      obj.platformRole = platformRoleToJSON(message.platformRole);
+    }
+    if (message.sessionId !== "") {
+      obj.sessionId = message.sessionId;
+    }
+    if (message.apiKeyId !== "") {
+      obj.apiKeyId = message.apiKeyId;
+    }
+    if (message.apiKeyName !== "") {
+      obj.apiKeyName = message.apiKeyName;
+    }
+    if (message.apiKeyKind !== ApiKeyKind.API_KEY_KIND_UNSPECIFIED) {
+      obj.apiKeyKind = apiKeyKindToJSON(message.apiKeyKind);
+    }
+    if (message.apiKeyTeamId !== "") {
+      obj.apiKeyTeamId = message.apiKeyTeamId;
+    }
+    if (message.scopes?.length) {
+      obj.scopes = message.scopes;
+    }
+    if (message.knowledgeBaseIds?.length) {
+      obj.knowledgeBaseIds = message.knowledgeBaseIds;
+    }
+    if (message.agentIds?.length) {
+      obj.agentIds = message.agentIds;
+    }
+    if (message.serviceAccountId !== "") {
+      obj.serviceAccountId = message.serviceAccountId;
+    }
+    if (message.serviceAccountName !== "") {
+      obj.serviceAccountName = message.serviceAccountName;
+    }
+    return obj;
+  },
+};
+
+function createBaseTeamAccess(): TeamAccess {
+  return { team: undefined, role: TeamRole.TEAM_ROLE_UNSPECIFIED, via: "" };
+}
+
+export const TeamAccess: MessageFns<TeamAccess> = {
+  encode(message: TeamAccess, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.team !== undefined) {
+      Team.encode(message.team, writer.uint32(10).fork()).join();
+    }
+    if (message.role !== TeamRole.TEAM_ROLE_UNSPECIFIED) {
+      writer.uint32(16).int32(teamRoleToNumber(message.role));
+    }
+    if (message.via !== "") {
+      writer.uint32(26).string(message.via);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): TeamAccess {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseTeamAccess();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.team = Team.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.role = teamRoleFromJSON(reader.int32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.via = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): TeamAccess {
+    return {
+      team: isSet(object.team) ? Team.fromJSON(object.team) : undefined,
+      role: isSet(object.role) ? teamRoleFromJSON(object.role) : TeamRole.TEAM_ROLE_UNSPECIFIED,
+      via: isSet(object.via) ? globalThis.String(object.via) : "",
+    };
+  },
+
+  toJSON(message: TeamAccess): unknown {
+    const obj: any = {};
+    if (message.team !== undefined) {
+      obj.team = Team.toJSON(message.team);
+    }
+    if (message.role !== TeamRole.TEAM_ROLE_UNSPECIFIED) {
+      obj.role = teamRoleToJSON(message.role);
+    }
+    if (message.via !== "") {
+      obj.via = message.via;
+    }
+    return obj;
+  },
+};
+
+function createBaseAuthenticateRequest(): AuthenticateRequest {
+  return { credential: undefined, teamRef: "" };
+}
+
+export const AuthenticateRequest: MessageFns<AuthenticateRequest> = {
+  encode(message: AuthenticateRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    switch (message.credential?.$case) {
+      case "sessionToken":
+        writer.uint32(10).string(message.credential.value);
+        break;
+      case "apiKey":
+        writer.uint32(18).string(message.credential.value);
+        break;
+    }
+    if (message.teamRef !== "") {
+      writer.uint32(26).string(message.teamRef);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AuthenticateRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAuthenticateRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.credential = { $case: "sessionToken", value: reader.string() };
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.credential = { $case: "apiKey", value: reader.string() };
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.teamRef = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AuthenticateRequest {
+    return {
+      credential: isSet(object.sessionToken)
+        ? { $case: "sessionToken", value: globalThis.String(object.sessionToken) }
+        : isSet(object.session_token)
+        ? { $case: "sessionToken", value: globalThis.String(object.session_token) }
+        : isSet(object.apiKey)
+        ? { $case: "apiKey", value: globalThis.String(object.apiKey) }
+        : isSet(object.api_key)
+        ? { $case: "apiKey", value: globalThis.String(object.api_key) }
+        : undefined,
+      teamRef: isSet(object.teamRef)
+        ? globalThis.String(object.teamRef)
+        : isSet(object.team_ref)
+        ? globalThis.String(object.team_ref)
+        : "",
+    };
+  },
+
+  toJSON(message: AuthenticateRequest): unknown {
+    const obj: any = {};
+    if (message.credential?.$case === "sessionToken") {
+      obj.sessionToken = message.credential.value;
+    } else if (message.credential?.$case === "apiKey") {
+      obj.apiKey = message.credential.value;
+    }
+    if (message.teamRef !== "") {
+      obj.teamRef = message.teamRef;
+    }
+    return obj;
+  },
+};
+
+function createBaseAuthenticateResponse(): AuthenticateResponse {
+  return { principal: undefined, teamAccess: undefined, csrfToken: "" };
+}
+
+export const AuthenticateResponse: MessageFns<AuthenticateResponse> = {
+  encode(message: AuthenticateResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.principal !== undefined) {
+      Principal.encode(message.principal, writer.uint32(10).fork()).join();
+    }
+    if (message.teamAccess !== undefined) {
+      TeamAccess.encode(message.teamAccess, writer.uint32(18).fork()).join();
+    }
+    if (message.csrfToken !== "") {
+      writer.uint32(26).string(message.csrfToken);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AuthenticateResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAuthenticateResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.principal = Principal.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.teamAccess = TeamAccess.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.csrfToken = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AuthenticateResponse {
+    return {
+      principal: isSet(object.principal) ? Principal.fromJSON(object.principal) : undefined,
+      teamAccess: isSet(object.teamAccess)
+        ? TeamAccess.fromJSON(object.teamAccess)
+        : isSet(object.team_access)
+        ? TeamAccess.fromJSON(object.team_access)
+        : undefined,
+      csrfToken: isSet(object.csrfToken)
+        ? globalThis.String(object.csrfToken)
+        : isSet(object.csrf_token)
+        ? globalThis.String(object.csrf_token)
+        : "",
+    };
+  },
+
+  toJSON(message: AuthenticateResponse): unknown {
+    const obj: any = {};
+    if (message.principal !== undefined) {
+      obj.principal = Principal.toJSON(message.principal);
+    }
+    if (message.teamAccess !== undefined) {
+      obj.teamAccess = TeamAccess.toJSON(message.teamAccess);
+    }
+    if (message.csrfToken !== "") {
+      obj.csrfToken = message.csrfToken;
+    }
+    return obj;
+  },
+};
+
+function createBaseSignInRequest(): SignInRequest {
+  return { email: "", password: "", clientIp: "", userAgent: "", requestId: "" };
+}
+
+export const SignInRequest: MessageFns<SignInRequest> = {
+  encode(message: SignInRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.email !== "") {
+      writer.uint32(10).string(message.email);
+    }
+    if (message.password !== "") {
+      writer.uint32(18).string(message.password);
+    }
+    if (message.clientIp !== "") {
+      writer.uint32(26).string(message.clientIp);
+    }
+    if (message.userAgent !== "") {
+      writer.uint32(34).string(message.userAgent);
+    }
+    if (message.requestId !== "") {
+      writer.uint32(42).string(message.requestId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SignInRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSignInRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.email = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.password = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.clientIp = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.userAgent = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.requestId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SignInRequest {
+    return {
+      email: isSet(object.email) ? globalThis.String(object.email) : "",
+      password: isSet(object.password) ? globalThis.String(object.password) : "",
+      clientIp: isSet(object.clientIp)
+        ? globalThis.String(object.clientIp)
+        : isSet(object.client_ip)
+        ? globalThis.String(object.client_ip)
+        : "",
+      userAgent: isSet(object.userAgent)
+        ? globalThis.String(object.userAgent)
+        : isSet(object.user_agent)
+        ? globalThis.String(object.user_agent)
+        : "",
+      requestId: isSet(object.requestId)
+        ? globalThis.String(object.requestId)
+        : isSet(object.request_id)
+        ? globalThis.String(object.request_id)
+        : "",
+    };
+  },
+
+  toJSON(message: SignInRequest): unknown {
+    const obj: any = {};
+    if (message.email !== "") {
+      obj.email = message.email;
+    }
+    if (message.password !== "") {
+      obj.password = message.password;
+    }
+    if (message.clientIp !== "") {
+      obj.clientIp = message.clientIp;
+    }
+    if (message.userAgent !== "") {
+      obj.userAgent = message.userAgent;
+    }
+    if (message.requestId !== "") {
+      obj.requestId = message.requestId;
+    }
+    return obj;
+  },
+};
+
+function createBaseSignInResponse(): SignInResponse {
+  return { sessionToken: "", expiresAt: undefined, person: undefined };
+}
+
+export const SignInResponse: MessageFns<SignInResponse> = {
+  encode(message: SignInResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.sessionToken !== "") {
+      writer.uint32(10).string(message.sessionToken);
+    }
+    if (message.expiresAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.expiresAt), writer.uint32(18).fork()).join();
+    }
+    if (message.person !== undefined) {
+      Person.encode(message.person, writer.uint32(26).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SignInResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSignInResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.sessionToken = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.expiresAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.person = Person.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SignInResponse {
+    return {
+      sessionToken: isSet(object.sessionToken)
+        ? globalThis.String(object.sessionToken)
+        : isSet(object.session_token)
+        ? globalThis.String(object.session_token)
+        : "",
+      expiresAt: isSet(object.expiresAt)
+        ? globalThis.String(object.expiresAt)
+        : isSet(object.expires_at)
+        ? globalThis.String(object.expires_at)
+        : undefined,
+      person: isSet(object.person) ? Person.fromJSON(object.person) : undefined,
+    };
+  },
+
+  toJSON(message: SignInResponse): unknown {
+    const obj: any = {};
+    if (message.sessionToken !== "") {
+      obj.sessionToken = message.sessionToken;
+    }
+    if (message.expiresAt !== undefined) {
+      obj.expiresAt = message.expiresAt;
+    }
+    if (message.person !== undefined) {
+      obj.person = Person.toJSON(message.person);
+    }
+    return obj;
+  },
+};
+
+function createBaseSignOutRequest(): SignOutRequest {
+  return { sessionToken: "" };
+}
+
+export const SignOutRequest: MessageFns<SignOutRequest> = {
+  encode(message: SignOutRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.sessionToken !== "") {
+      writer.uint32(10).string(message.sessionToken);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SignOutRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSignOutRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.sessionToken = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SignOutRequest {
+    return {
+      sessionToken: isSet(object.sessionToken)
+        ? globalThis.String(object.sessionToken)
+        : isSet(object.session_token)
+        ? globalThis.String(object.session_token)
+        : "",
+    };
+  },
+
+  toJSON(message: SignOutRequest): unknown {
+    const obj: any = {};
+    if (message.sessionToken !== "") {
+      obj.sessionToken = message.sessionToken;
+    }
+    return obj;
+  },
+};
+
+function createBaseSignOutResponse(): SignOutResponse {
+  return {};
+}
+
+export const SignOutResponse: MessageFns<SignOutResponse> = {
+  encode(_: SignOutResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SignOutResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSignOutResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): SignOutResponse {
+    return {};
+  },
+
+  toJSON(_: SignOutResponse): unknown {
+    const obj: any = {};
+    return obj;
+  },
+};
+
+function createBaseGetMeRequest(): GetMeRequest {
+  return { personId: "" };
+}
+
+export const GetMeRequest: MessageFns<GetMeRequest> = {
+  encode(message: GetMeRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.personId !== "") {
+      writer.uint32(10).string(message.personId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetMeRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetMeRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.personId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetMeRequest {
+    return {
+      personId: isSet(object.personId)
+        ? globalThis.String(object.personId)
+        : isSet(object.person_id)
+        ? globalThis.String(object.person_id)
+        : "",
+    };
+  },
+
+  toJSON(message: GetMeRequest): unknown {
+    const obj: any = {};
+    if (message.personId !== "") {
+      obj.personId = message.personId;
+    }
+    return obj;
+  },
+};
+
+function createBaseMeTeam(): MeTeam {
+  return { team: undefined, role: TeamRole.TEAM_ROLE_UNSPECIFIED };
+}
+
+export const MeTeam: MessageFns<MeTeam> = {
+  encode(message: MeTeam, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.team !== undefined) {
+      Team.encode(message.team, writer.uint32(10).fork()).join();
+    }
+    if (message.role !== TeamRole.TEAM_ROLE_UNSPECIFIED) {
+      writer.uint32(16).int32(teamRoleToNumber(message.role));
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): MeTeam {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseMeTeam();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.team = Team.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.role = teamRoleFromJSON(reader.int32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): MeTeam {
+    return {
+      team: isSet(object.team) ? Team.fromJSON(object.team) : undefined,
+      role: isSet(object.role) ? teamRoleFromJSON(object.role) : TeamRole.TEAM_ROLE_UNSPECIFIED,
+    };
+  },
+
+  toJSON(message: MeTeam): unknown {
+    const obj: any = {};
+    if (message.team !== undefined) {
+      obj.team = Team.toJSON(message.team);
+    }
+    if (message.role !== TeamRole.TEAM_ROLE_UNSPECIFIED) {
+      obj.role = teamRoleToJSON(message.role);
+    }
+    return obj;
+  },
+};
+
+function createBaseMe(): Me {
+  return { person: undefined, teams: [], personalTeam: undefined };
+}
+
+export const Me: MessageFns<Me> = {
+  encode(message: Me, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.person !== undefined) {
+      Person.encode(message.person, writer.uint32(10).fork()).join();
+    }
+    for (const v of message.teams) {
+      MeTeam.encode(v!, writer.uint32(18).fork()).join();
+    }
+    if (message.personalTeam !== undefined) {
+      Team.encode(message.personalTeam, writer.uint32(26).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Me {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseMe();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.person = Person.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.teams.push(MeTeam.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.personalTeam = Team.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Me {
+    return {
+      person: isSet(object.person) ? Person.fromJSON(object.person) : undefined,
+      teams: globalThis.Array.isArray(object?.teams) ? object.teams.map((e: any) => MeTeam.fromJSON(e)) : [],
+      personalTeam: isSet(object.personalTeam)
+        ? Team.fromJSON(object.personalTeam)
+        : isSet(object.personal_team)
+        ? Team.fromJSON(object.personal_team)
+        : undefined,
+    };
+  },
+
+  toJSON(message: Me): unknown {
+    const obj: any = {};
+    if (message.person !== undefined) {
+      obj.person = Person.toJSON(message.person);
+    }
+    if (message.teams?.length) {
+      obj.teams = message.teams.map((e) => MeTeam.toJSON(e));
+    }
+    if (message.personalTeam !== undefined) {
+      obj.personalTeam = Team.toJSON(message.personalTeam);
+    }
+    return obj;
+  },
+};
+
+function createBasePerson(): Person {
+  return {
+    id: "",
+    email: "",
+    displayName: "",
+    status: "",
+    platformRole: PlatformRole.PLATFORM_ROLE_UNSPECIFIED,
+    lastSignInAt: undefined,
+    revision: "0",
+    createdAt: undefined,
+    updatedAt: undefined,
+  };
+}
+
+export const Person: MessageFns<Person> = {
+  encode(message: Person, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.email !== "") {
+      writer.uint32(18).string(message.email);
+    }
+    if (message.displayName !== "") {
+      writer.uint32(26).string(message.displayName);
+    }
+    if (message.status !== "") {
+      writer.uint32(34).string(message.status);
+    }
+    if (message.platformRole !== PlatformRole.PLATFORM_ROLE_UNSPECIFIED) {
+      writer.uint32(40).int32(platformRoleToNumber(message.platformRole));
+    }
+    if (message.lastSignInAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.lastSignInAt), writer.uint32(50).fork()).join();
+    }
+    if (message.revision !== "0") {
+      writer.uint32(56).int64(message.revision);
+    }
+    if (message.createdAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.createdAt), writer.uint32(66).fork()).join();
+    }
+    if (message.updatedAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.updatedAt), writer.uint32(74).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Person {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePerson();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.email = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.displayName = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.status = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.platformRole = platformRoleFromJSON(reader.int32());
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.lastSignInAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.revision = reader.int64().toString();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.createdAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.updatedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Person {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      email: isSet(object.email) ? globalThis.String(object.email) : "",
+      displayName: isSet(object.displayName)
+        ? globalThis.String(object.displayName)
+        : isSet(object.display_name)
+        ? globalThis.String(object.display_name)
+        : "",
+      status: isSet(object.status) ? globalThis.String(object.status) : "",
+      platformRole: isSet(object.platformRole)
+        ? platformRoleFromJSON(object.platformRole)
+        : isSet(object.platform_role)
+        ? platformRoleFromJSON(object.platform_role)
+        : PlatformRole.PLATFORM_ROLE_UNSPECIFIED,
+      lastSignInAt: isSet(object.lastSignInAt)
+        ? globalThis.String(object.lastSignInAt)
+        : isSet(object.last_sign_in_at)
+        ? globalThis.String(object.last_sign_in_at)
+        : undefined,
+      revision: isSet(object.revision) ? globalThis.String(object.revision) : "0",
+      createdAt: isSet(object.createdAt)
+        ? globalThis.String(object.createdAt)
+        : isSet(object.created_at)
+        ? globalThis.String(object.created_at)
+        : undefined,
+      updatedAt: isSet(object.updatedAt)
+        ? globalThis.String(object.updatedAt)
+        : isSet(object.updated_at)
+        ? globalThis.String(object.updated_at)
+        : undefined,
+    };
+  },
+
+  toJSON(message: Person): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.email !== "") {
+      obj.email = message.email;
+    }
+    if (message.displayName !== "") {
+      obj.displayName = message.displayName;
+    }
+    if (message.status !== "") {
+      obj.status = message.status;
+    }
+    if (message.platformRole !== PlatformRole.PLATFORM_ROLE_UNSPECIFIED) {
+      obj.platformRole = platformRoleToJSON(message.platformRole);
+    }
+    if (message.lastSignInAt !== undefined) {
+      obj.lastSignInAt = message.lastSignInAt;
+    }
+    if (message.revision !== "0") {
+      obj.revision = message.revision;
+    }
+    if (message.createdAt !== undefined) {
+      obj.createdAt = message.createdAt;
+    }
+    if (message.updatedAt !== undefined) {
+      obj.updatedAt = message.updatedAt;
+    }
+    return obj;
+  },
+};
+
+function createBaseCreatePersonRequest(): CreatePersonRequest {
+  return {
+    context: undefined,
+    email: "",
+    displayName: "",
+    password: "",
+    platformRole: PlatformRole.PLATFORM_ROLE_UNSPECIFIED,
+  };
+}
+
+export const CreatePersonRequest: MessageFns<CreatePersonRequest> = {
+  encode(message: CreatePersonRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.context !== undefined) {
+      RequestContext.encode(message.context, writer.uint32(10).fork()).join();
+    }
+    if (message.email !== "") {
+      writer.uint32(18).string(message.email);
+    }
+    if (message.displayName !== "") {
+      writer.uint32(26).string(message.displayName);
+    }
+    if (message.password !== "") {
+      writer.uint32(34).string(message.password);
+    }
+    if (message.platformRole !== PlatformRole.PLATFORM_ROLE_UNSPECIFIED) {
+      writer.uint32(40).int32(platformRoleToNumber(message.platformRole));
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CreatePersonRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCreatePersonRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.context = RequestContext.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.email = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.displayName = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.password = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.platformRole = platformRoleFromJSON(reader.int32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CreatePersonRequest {
+    return {
+      context: isSet(object.context) ? RequestContext.fromJSON(object.context) : undefined,
+      email: isSet(object.email) ? globalThis.String(object.email) : "",
+      displayName: isSet(object.displayName)
+        ? globalThis.String(object.displayName)
+        : isSet(object.display_name)
+        ? globalThis.String(object.display_name)
+        : "",
+      password: isSet(object.password) ? globalThis.String(object.password) : "",
+      platformRole: isSet(object.platformRole)
+        ? platformRoleFromJSON(object.platformRole)
+        : isSet(object.platform_role)
+        ? platformRoleFromJSON(object.platform_role)
+        : PlatformRole.PLATFORM_ROLE_UNSPECIFIED,
+    };
+  },
+
+  toJSON(message: CreatePersonRequest): unknown {
+    const obj: any = {};
+    if (message.context !== undefined) {
+      obj.context = RequestContext.toJSON(message.context);
+    }
+    if (message.email !== "") {
+      obj.email = message.email;
+    }
+    if (message.displayName !== "") {
+      obj.displayName = message.displayName;
+    }
+    if (message.password !== "") {
+      obj.password = message.password;
+    }
+    if (message.platformRole !== PlatformRole.PLATFORM_ROLE_UNSPECIFIED) {
+      obj.platformRole = platformRoleToJSON(message.platformRole);
+    }
+    return obj;
+  },
+};
+
+function createBaseListPeopleRequest(): ListPeopleRequest {
+  return { page: undefined, query: "" };
+}
+
+export const ListPeopleRequest: MessageFns<ListPeopleRequest> = {
+  encode(message: ListPeopleRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.page !== undefined) {
+      PageRequest.encode(message.page, writer.uint32(10).fork()).join();
+    }
+    if (message.query !== "") {
+      writer.uint32(18).string(message.query);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListPeopleRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListPeopleRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.page = PageRequest.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.query = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListPeopleRequest {
+    return {
+      page: isSet(object.page) ? PageRequest.fromJSON(object.page) : undefined,
+      query: isSet(object.query) ? globalThis.String(object.query) : "",
+    };
+  },
+
+  toJSON(message: ListPeopleRequest): unknown {
+    const obj: any = {};
+    if (message.page !== undefined) {
+      obj.page = PageRequest.toJSON(message.page);
+    }
+    if (message.query !== "") {
+      obj.query = message.query;
+    }
+    return obj;
+  },
+};
+
+function createBaseListPeopleResponse(): ListPeopleResponse {
+  return { people: [], page: undefined };
+}
+
+export const ListPeopleResponse: MessageFns<ListPeopleResponse> = {
+  encode(message: ListPeopleResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.people) {
+      Person.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.page !== undefined) {
+      PageInfo.encode(message.page, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListPeopleResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListPeopleResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.people.push(Person.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.page = PageInfo.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListPeopleResponse {
+    return {
+      people: globalThis.Array.isArray(object?.people) ? object.people.map((e: any) => Person.fromJSON(e)) : [],
+      page: isSet(object.page) ? PageInfo.fromJSON(object.page) : undefined,
+    };
+  },
+
+  toJSON(message: ListPeopleResponse): unknown {
+    const obj: any = {};
+    if (message.people?.length) {
+      obj.people = message.people.map((e) => Person.toJSON(e));
+    }
+    if (message.page !== undefined) {
+      obj.page = PageInfo.toJSON(message.page);
+    }
+    return obj;
+  },
+};
+
+function createBaseGetPersonRequest(): GetPersonRequest {
+  return { personId: "" };
+}
+
+export const GetPersonRequest: MessageFns<GetPersonRequest> = {
+  encode(message: GetPersonRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.personId !== "") {
+      writer.uint32(10).string(message.personId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetPersonRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetPersonRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.personId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetPersonRequest {
+    return {
+      personId: isSet(object.personId)
+        ? globalThis.String(object.personId)
+        : isSet(object.person_id)
+        ? globalThis.String(object.person_id)
+        : "",
+    };
+  },
+
+  toJSON(message: GetPersonRequest): unknown {
+    const obj: any = {};
+    if (message.personId !== "") {
+      obj.personId = message.personId;
+    }
+    return obj;
+  },
+};
+
+function createBaseUpdatePersonRequest(): UpdatePersonRequest {
+  return {
+    context: undefined,
+    personId: "",
+    expectedRevision: "0",
+    displayName: undefined,
+    status: undefined,
+    platformRole: undefined,
+    password: undefined,
+  };
+}
+
+export const UpdatePersonRequest: MessageFns<UpdatePersonRequest> = {
+  encode(message: UpdatePersonRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.context !== undefined) {
+      RequestContext.encode(message.context, writer.uint32(10).fork()).join();
+    }
+    if (message.personId !== "") {
+      writer.uint32(18).string(message.personId);
+    }
+    if (message.expectedRevision !== "0") {
+      writer.uint32(24).int64(message.expectedRevision);
+    }
+    if (message.displayName !== undefined) {
+      writer.uint32(34).string(message.displayName);
+    }
+    if (message.status !== undefined) {
+      writer.uint32(42).string(message.status);
+    }
+    if (message.platformRole !== undefined) {
+      writer.uint32(48).int32(platformRoleToNumber(message.platformRole));
+    }
+    if (message.password !== undefined) {
+      writer.uint32(58).string(message.password);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): UpdatePersonRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseUpdatePersonRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.context = RequestContext.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.personId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.expectedRevision = reader.int64().toString();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.displayName = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.status = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.platformRole = platformRoleFromJSON(reader.int32());
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.password = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): UpdatePersonRequest {
+    return {
+      context: isSet(object.context) ? RequestContext.fromJSON(object.context) : undefined,
+      personId: isSet(object.personId)
+        ? globalThis.String(object.personId)
+        : isSet(object.person_id)
+        ? globalThis.String(object.person_id)
+        : "",
+      expectedRevision: isSet(object.expectedRevision)
+        ? globalThis.String(object.expectedRevision)
+        : isSet(object.expected_revision)
+        ? globalThis.String(object.expected_revision)
+        : "0",
+      displayName: isSet(object.displayName)
+        ? globalThis.String(object.displayName)
+        : isSet(object.display_name)
+        ? globalThis.String(object.display_name)
+        : undefined,
+      status: isSet(object.status) ? globalThis.String(object.status) : undefined,
+      platformRole: isSet(object.platformRole)
+        ? platformRoleFromJSON(object.platformRole)
+        : isSet(object.platform_role)
+        ? platformRoleFromJSON(object.platform_role)
+        : undefined,
+      password: isSet(object.password) ? globalThis.String(object.password) : undefined,
+    };
+  },
+
+  toJSON(message: UpdatePersonRequest): unknown {
+    const obj: any = {};
+    if (message.context !== undefined) {
+      obj.context = RequestContext.toJSON(message.context);
+    }
+    if (message.personId !== "") {
+      obj.personId = message.personId;
+    }
+    if (message.expectedRevision !== "0") {
+      obj.expectedRevision = message.expectedRevision;
+    }
+    if (message.displayName !== undefined) {
+      obj.displayName = message.displayName;
+    }
+    if (message.status !== undefined) {
+      obj.status = message.status;
+    }
+    if (message.platformRole !== undefined) {
+      obj.platformRole = platformRoleToJSON(message.platformRole);
+    }
+    if (message.password !== undefined) {
+      obj.password = message.password;
+    }
+    return obj;
+  },
+};
+
+function createBaseTeam(): Team {
+  return {
+    id: "",
+    slug: "",
+    name: "",
+    kind: "",
+    archived: false,
+    archivedAt: undefined,
+    memberCount: "0",
+    revision: "0",
+    createdAt: undefined,
+    updatedAt: undefined,
+    personalOwnerId: "",
+  };
+}
+
+export const Team: MessageFns<Team> = {
+  encode(message: Team, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.slug !== "") {
+      writer.uint32(18).string(message.slug);
+    }
+    if (message.name !== "") {
+      writer.uint32(26).string(message.name);
+    }
+    if (message.kind !== "") {
+      writer.uint32(34).string(message.kind);
+    }
+    if (message.archived !== false) {
+      writer.uint32(40).bool(message.archived);
+    }
+    if (message.archivedAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.archivedAt), writer.uint32(50).fork()).join();
+    }
+    if (message.memberCount !== "0") {
+      writer.uint32(56).int64(message.memberCount);
+    }
+    if (message.revision !== "0") {
+      writer.uint32(64).int64(message.revision);
+    }
+    if (message.createdAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.createdAt), writer.uint32(74).fork()).join();
+    }
+    if (message.updatedAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.updatedAt), writer.uint32(82).fork()).join();
+    }
+    if (message.personalOwnerId !== "") {
+      writer.uint32(90).string(message.personalOwnerId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Team {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseTeam();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.slug = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.kind = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.archived = reader.bool();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.archivedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.memberCount = reader.int64().toString();
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.revision = reader.int64().toString();
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.createdAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.updatedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.personalOwnerId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Team {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      slug: isSet(object.slug) ? globalThis.String(object.slug) : "",
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      kind: isSet(object.kind) ? globalThis.String(object.kind) : "",
+      archived: isSet(object.archived) ? globalThis.Boolean(object.archived) : false,
+      archivedAt: isSet(object.archivedAt)
+        ? globalThis.String(object.archivedAt)
+        : isSet(object.archived_at)
+        ? globalThis.String(object.archived_at)
+        : undefined,
+      memberCount: isSet(object.memberCount)
+        ? globalThis.String(object.memberCount)
+        : isSet(object.member_count)
+        ? globalThis.String(object.member_count)
+        : "0",
+      revision: isSet(object.revision) ? globalThis.String(object.revision) : "0",
+      createdAt: isSet(object.createdAt)
+        ? globalThis.String(object.createdAt)
+        : isSet(object.created_at)
+        ? globalThis.String(object.created_at)
+        : undefined,
+      updatedAt: isSet(object.updatedAt)
+        ? globalThis.String(object.updatedAt)
+        : isSet(object.updated_at)
+        ? globalThis.String(object.updated_at)
+        : undefined,
+      personalOwnerId: isSet(object.personalOwnerId)
+        ? globalThis.String(object.personalOwnerId)
+        : isSet(object.personal_owner_id)
+        ? globalThis.String(object.personal_owner_id)
+        : "",
+    };
+  },
+
+  toJSON(message: Team): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.slug !== "") {
+      obj.slug = message.slug;
+    }
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.kind !== "") {
+      obj.kind = message.kind;
+    }
+    if (message.archived !== false) {
+      obj.archived = message.archived;
+    }
+    if (message.archivedAt !== undefined) {
+      obj.archivedAt = message.archivedAt;
+    }
+    if (message.memberCount !== "0") {
+      obj.memberCount = message.memberCount;
+    }
+    if (message.revision !== "0") {
+      obj.revision = message.revision;
+    }
+    if (message.createdAt !== undefined) {
+      obj.createdAt = message.createdAt;
+    }
+    if (message.updatedAt !== undefined) {
+      obj.updatedAt = message.updatedAt;
+    }
+    if (message.personalOwnerId !== "") {
+      obj.personalOwnerId = message.personalOwnerId;
+    }
+    return obj;
+  },
+};
+
+function createBaseCreateTeamRequest(): CreateTeamRequest {
+  return { context: undefined, slug: "", name: "", ownerPersonId: "" };
+}
+
+export const CreateTeamRequest: MessageFns<CreateTeamRequest> = {
+  encode(message: CreateTeamRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.context !== undefined) {
+      RequestContext.encode(message.context, writer.uint32(10).fork()).join();
+    }
+    if (message.slug !== "") {
+      writer.uint32(18).string(message.slug);
+    }
+    if (message.name !== "") {
+      writer.uint32(26).string(message.name);
+    }
+    if (message.ownerPersonId !== "") {
+      writer.uint32(34).string(message.ownerPersonId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CreateTeamRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCreateTeamRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.context = RequestContext.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.slug = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.ownerPersonId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CreateTeamRequest {
+    return {
+      context: isSet(object.context) ? RequestContext.fromJSON(object.context) : undefined,
+      slug: isSet(object.slug) ? globalThis.String(object.slug) : "",
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      ownerPersonId: isSet(object.ownerPersonId)
+        ? globalThis.String(object.ownerPersonId)
+        : isSet(object.owner_person_id)
+        ? globalThis.String(object.owner_person_id)
+        : "",
+    };
+  },
+
+  toJSON(message: CreateTeamRequest): unknown {
+    const obj: any = {};
+    if (message.context !== undefined) {
+      obj.context = RequestContext.toJSON(message.context);
+    }
+    if (message.slug !== "") {
+      obj.slug = message.slug;
+    }
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.ownerPersonId !== "") {
+      obj.ownerPersonId = message.ownerPersonId;
+    }
+    return obj;
+  },
+};
+
+function createBaseListTeamsRequest(): ListTeamsRequest {
+  return { page: undefined, memberPersonId: "", includeArchived: false, kind: "" };
+}
+
+export const ListTeamsRequest: MessageFns<ListTeamsRequest> = {
+  encode(message: ListTeamsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.page !== undefined) {
+      PageRequest.encode(message.page, writer.uint32(10).fork()).join();
+    }
+    if (message.memberPersonId !== "") {
+      writer.uint32(18).string(message.memberPersonId);
+    }
+    if (message.includeArchived !== false) {
+      writer.uint32(24).bool(message.includeArchived);
+    }
+    if (message.kind !== "") {
+      writer.uint32(34).string(message.kind);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListTeamsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListTeamsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.page = PageRequest.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.memberPersonId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.includeArchived = reader.bool();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.kind = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListTeamsRequest {
+    return {
+      page: isSet(object.page) ? PageRequest.fromJSON(object.page) : undefined,
+      memberPersonId: isSet(object.memberPersonId)
+        ? globalThis.String(object.memberPersonId)
+        : isSet(object.member_person_id)
+        ? globalThis.String(object.member_person_id)
+        : "",
+      includeArchived: isSet(object.includeArchived)
+        ? globalThis.Boolean(object.includeArchived)
+        : isSet(object.include_archived)
+        ? globalThis.Boolean(object.include_archived)
+        : false,
+      kind: isSet(object.kind) ? globalThis.String(object.kind) : "",
+    };
+  },
+
+  toJSON(message: ListTeamsRequest): unknown {
+    const obj: any = {};
+    if (message.page !== undefined) {
+      obj.page = PageRequest.toJSON(message.page);
+    }
+    if (message.memberPersonId !== "") {
+      obj.memberPersonId = message.memberPersonId;
+    }
+    if (message.includeArchived !== false) {
+      obj.includeArchived = message.includeArchived;
+    }
+    if (message.kind !== "") {
+      obj.kind = message.kind;
+    }
+    return obj;
+  },
+};
+
+function createBaseListTeamsResponse(): ListTeamsResponse {
+  return { teams: [], page: undefined };
+}
+
+export const ListTeamsResponse: MessageFns<ListTeamsResponse> = {
+  encode(message: ListTeamsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.teams) {
+      Team.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.page !== undefined) {
+      PageInfo.encode(message.page, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListTeamsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListTeamsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.teams.push(Team.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.page = PageInfo.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListTeamsResponse {
+    return {
+      teams: globalThis.Array.isArray(object?.teams) ? object.teams.map((e: any) => Team.fromJSON(e)) : [],
+      page: isSet(object.page) ? PageInfo.fromJSON(object.page) : undefined,
+    };
+  },
+
+  toJSON(message: ListTeamsResponse): unknown {
+    const obj: any = {};
+    if (message.teams?.length) {
+      obj.teams = message.teams.map((e) => Team.toJSON(e));
+    }
+    if (message.page !== undefined) {
+      obj.page = PageInfo.toJSON(message.page);
+    }
+    return obj;
+  },
+};
+
+function createBaseGetTeamRequest(): GetTeamRequest {
+  return { teamRef: "" };
+}
+
+export const GetTeamRequest: MessageFns<GetTeamRequest> = {
+  encode(message: GetTeamRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.teamRef !== "") {
+      writer.uint32(10).string(message.teamRef);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetTeamRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetTeamRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.teamRef = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetTeamRequest {
+    return {
+      teamRef: isSet(object.teamRef)
+        ? globalThis.String(object.teamRef)
+        : isSet(object.team_ref)
+        ? globalThis.String(object.team_ref)
+        : "",
+    };
+  },
+
+  toJSON(message: GetTeamRequest): unknown {
+    const obj: any = {};
+    if (message.teamRef !== "") {
+      obj.teamRef = message.teamRef;
+    }
+    return obj;
+  },
+};
+
+function createBaseUpdateTeamRequest(): UpdateTeamRequest {
+  return { context: undefined, teamId: "", expectedRevision: "0", name: undefined, archived: undefined };
+}
+
+export const UpdateTeamRequest: MessageFns<UpdateTeamRequest> = {
+  encode(message: UpdateTeamRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.context !== undefined) {
+      RequestContext.encode(message.context, writer.uint32(10).fork()).join();
+    }
+    if (message.teamId !== "") {
+      writer.uint32(18).string(message.teamId);
+    }
+    if (message.expectedRevision !== "0") {
+      writer.uint32(24).int64(message.expectedRevision);
+    }
+    if (message.name !== undefined) {
+      writer.uint32(34).string(message.name);
+    }
+    if (message.archived !== undefined) {
+      writer.uint32(40).bool(message.archived);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): UpdateTeamRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseUpdateTeamRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.context = RequestContext.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.teamId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.expectedRevision = reader.int64().toString();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.archived = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): UpdateTeamRequest {
+    return {
+      context: isSet(object.context) ? RequestContext.fromJSON(object.context) : undefined,
+      teamId: isSet(object.teamId)
+        ? globalThis.String(object.teamId)
+        : isSet(object.team_id)
+        ? globalThis.String(object.team_id)
+        : "",
+      expectedRevision: isSet(object.expectedRevision)
+        ? globalThis.String(object.expectedRevision)
+        : isSet(object.expected_revision)
+        ? globalThis.String(object.expected_revision)
+        : "0",
+      name: isSet(object.name) ? globalThis.String(object.name) : undefined,
+      archived: isSet(object.archived) ? globalThis.Boolean(object.archived) : undefined,
+    };
+  },
+
+  toJSON(message: UpdateTeamRequest): unknown {
+    const obj: any = {};
+    if (message.context !== undefined) {
+      obj.context = RequestContext.toJSON(message.context);
+    }
+    if (message.teamId !== "") {
+      obj.teamId = message.teamId;
+    }
+    if (message.expectedRevision !== "0") {
+      obj.expectedRevision = message.expectedRevision;
+    }
+    if (message.name !== undefined) {
+      obj.name = message.name;
+    }
+    if (message.archived !== undefined) {
+      obj.archived = message.archived;
+    }
+    return obj;
+  },
+};
+
+function createBaseMember(): Member {
+  return { teamId: "", person: undefined, role: TeamRole.TEAM_ROLE_UNSPECIFIED, joinedAt: undefined, revision: "0" };
+}
+
+export const Member: MessageFns<Member> = {
+  encode(message: Member, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.teamId !== "") {
+      writer.uint32(10).string(message.teamId);
+    }
+    if (message.person !== undefined) {
+      Person.encode(message.person, writer.uint32(18).fork()).join();
+    }
+    if (message.role !== TeamRole.TEAM_ROLE_UNSPECIFIED) {
+      writer.uint32(24).int32(teamRoleToNumber(message.role));
+    }
+    if (message.joinedAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.joinedAt), writer.uint32(34).fork()).join();
+    }
+    if (message.revision !== "0") {
+      writer.uint32(40).int64(message.revision);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Member {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseMember();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.teamId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.person = Person.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.role = teamRoleFromJSON(reader.int32());
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.joinedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.revision = reader.int64().toString();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Member {
+    return {
+      teamId: isSet(object.teamId)
+        ? globalThis.String(object.teamId)
+        : isSet(object.team_id)
+        ? globalThis.String(object.team_id)
+        : "",
+      person: isSet(object.person) ? Person.fromJSON(object.person) : undefined,
+      role: isSet(object.role) ? teamRoleFromJSON(object.role) : TeamRole.TEAM_ROLE_UNSPECIFIED,
+      joinedAt: isSet(object.joinedAt)
+        ? globalThis.String(object.joinedAt)
+        : isSet(object.joined_at)
+        ? globalThis.String(object.joined_at)
+        : undefined,
+      revision: isSet(object.revision) ? globalThis.String(object.revision) : "0",
+    };
+  },
+
+  toJSON(message: Member): unknown {
+    const obj: any = {};
+    if (message.teamId !== "") {
+      obj.teamId = message.teamId;
+    }
+    if (message.person !== undefined) {
+      obj.person = Person.toJSON(message.person);
+    }
+    if (message.role !== TeamRole.TEAM_ROLE_UNSPECIFIED) {
+      obj.role = teamRoleToJSON(message.role);
+    }
+    if (message.joinedAt !== undefined) {
+      obj.joinedAt = message.joinedAt;
+    }
+    if (message.revision !== "0") {
+      obj.revision = message.revision;
+    }
+    return obj;
+  },
+};
+
+function createBaseListMembersRequest(): ListMembersRequest {
+  return { teamId: "", page: undefined };
+}
+
+export const ListMembersRequest: MessageFns<ListMembersRequest> = {
+  encode(message: ListMembersRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.teamId !== "") {
+      writer.uint32(10).string(message.teamId);
+    }
+    if (message.page !== undefined) {
+      PageRequest.encode(message.page, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListMembersRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListMembersRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.teamId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.page = PageRequest.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListMembersRequest {
+    return {
+      teamId: isSet(object.teamId)
+        ? globalThis.String(object.teamId)
+        : isSet(object.team_id)
+        ? globalThis.String(object.team_id)
+        : "",
+      page: isSet(object.page) ? PageRequest.fromJSON(object.page) : undefined,
+    };
+  },
+
+  toJSON(message: ListMembersRequest): unknown {
+    const obj: any = {};
+    if (message.teamId !== "") {
+      obj.teamId = message.teamId;
+    }
+    if (message.page !== undefined) {
+      obj.page = PageRequest.toJSON(message.page);
+    }
+    return obj;
+  },
+};
+
+function createBaseListMembersResponse(): ListMembersResponse {
+  return { members: [], page: undefined };
+}
+
+export const ListMembersResponse: MessageFns<ListMembersResponse> = {
+  encode(message: ListMembersResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.members) {
+      Member.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.page !== undefined) {
+      PageInfo.encode(message.page, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListMembersResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListMembersResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.members.push(Member.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.page = PageInfo.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListMembersResponse {
+    return {
+      members: globalThis.Array.isArray(object?.members) ? object.members.map((e: any) => Member.fromJSON(e)) : [],
+      page: isSet(object.page) ? PageInfo.fromJSON(object.page) : undefined,
+    };
+  },
+
+  toJSON(message: ListMembersResponse): unknown {
+    const obj: any = {};
+    if (message.members?.length) {
+      obj.members = message.members.map((e) => Member.toJSON(e));
+    }
+    if (message.page !== undefined) {
+      obj.page = PageInfo.toJSON(message.page);
+    }
+    return obj;
+  },
+};
+
+function createBaseAddMemberRequest(): AddMemberRequest {
+  return {
+    context: undefined,
+    teamId: "",
+    personId: "",
+    email: "",
+    role: TeamRole.TEAM_ROLE_UNSPECIFIED,
+    callerRole: TeamRole.TEAM_ROLE_UNSPECIFIED,
+  };
+}
+
+export const AddMemberRequest: MessageFns<AddMemberRequest> = {
+  encode(message: AddMemberRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.context !== undefined) {
+      RequestContext.encode(message.context, writer.uint32(10).fork()).join();
+    }
+    if (message.teamId !== "") {
+      writer.uint32(18).string(message.teamId);
+    }
+    if (message.personId !== "") {
+      writer.uint32(26).string(message.personId);
+    }
+    if (message.email !== "") {
+      writer.uint32(34).string(message.email);
+    }
+    if (message.role !== TeamRole.TEAM_ROLE_UNSPECIFIED) {
+      writer.uint32(40).int32(teamRoleToNumber(message.role));
+    }
+    if (message.callerRole !== TeamRole.TEAM_ROLE_UNSPECIFIED) {
+      writer.uint32(48).int32(teamRoleToNumber(message.callerRole));
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AddMemberRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAddMemberRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.context = RequestContext.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.teamId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.personId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.email = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.role = teamRoleFromJSON(reader.int32());
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.callerRole = teamRoleFromJSON(reader.int32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AddMemberRequest {
+    return {
+      context: isSet(object.context) ? RequestContext.fromJSON(object.context) : undefined,
+      teamId: isSet(object.teamId)
+        ? globalThis.String(object.teamId)
+        : isSet(object.team_id)
+        ? globalThis.String(object.team_id)
+        : "",
+      personId: isSet(object.personId)
+        ? globalThis.String(object.personId)
+        : isSet(object.person_id)
+        ? globalThis.String(object.person_id)
+        : "",
+      email: isSet(object.email) ? globalThis.String(object.email) : "",
+      role: isSet(object.role) ? teamRoleFromJSON(object.role) : TeamRole.TEAM_ROLE_UNSPECIFIED,
+      callerRole: isSet(object.callerRole)
+        ? teamRoleFromJSON(object.callerRole)
+        : isSet(object.caller_role)
+        ? teamRoleFromJSON(object.caller_role)
+        : TeamRole.TEAM_ROLE_UNSPECIFIED,
+    };
+  },
+
+  toJSON(message: AddMemberRequest): unknown {
+    const obj: any = {};
+    if (message.context !== undefined) {
+      obj.context = RequestContext.toJSON(message.context);
+    }
+    if (message.teamId !== "") {
+      obj.teamId = message.teamId;
+    }
+    if (message.personId !== "") {
+      obj.personId = message.personId;
+    }
+    if (message.email !== "") {
+      obj.email = message.email;
+    }
+    if (message.role !== TeamRole.TEAM_ROLE_UNSPECIFIED) {
+      obj.role = teamRoleToJSON(message.role);
+    }
+    if (message.callerRole !== TeamRole.TEAM_ROLE_UNSPECIFIED) {
+      obj.callerRole = teamRoleToJSON(message.callerRole);
+    }
+    return obj;
+  },
+};
+
+function createBaseUpdateMemberRequest(): UpdateMemberRequest {
+  return {
+    context: undefined,
+    teamId: "",
+    personId: "",
+    expectedRevision: "0",
+    role: TeamRole.TEAM_ROLE_UNSPECIFIED,
+    callerRole: TeamRole.TEAM_ROLE_UNSPECIFIED,
+  };
+}
+
+export const UpdateMemberRequest: MessageFns<UpdateMemberRequest> = {
+  encode(message: UpdateMemberRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.context !== undefined) {
+      RequestContext.encode(message.context, writer.uint32(10).fork()).join();
+    }
+    if (message.teamId !== "") {
+      writer.uint32(18).string(message.teamId);
+    }
+    if (message.personId !== "") {
+      writer.uint32(26).string(message.personId);
+    }
+    if (message.expectedRevision !== "0") {
+      writer.uint32(32).int64(message.expectedRevision);
+    }
+    if (message.role !== TeamRole.TEAM_ROLE_UNSPECIFIED) {
+      writer.uint32(40).int32(teamRoleToNumber(message.role));
+    }
+    if (message.callerRole !== TeamRole.TEAM_ROLE_UNSPECIFIED) {
+      writer.uint32(48).int32(teamRoleToNumber(message.callerRole));
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): UpdateMemberRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseUpdateMemberRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.context = RequestContext.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.teamId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.personId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.expectedRevision = reader.int64().toString();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.role = teamRoleFromJSON(reader.int32());
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.callerRole = teamRoleFromJSON(reader.int32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): UpdateMemberRequest {
+    return {
+      context: isSet(object.context) ? RequestContext.fromJSON(object.context) : undefined,
+      teamId: isSet(object.teamId)
+        ? globalThis.String(object.teamId)
+        : isSet(object.team_id)
+        ? globalThis.String(object.team_id)
+        : "",
+      personId: isSet(object.personId)
+        ? globalThis.String(object.personId)
+        : isSet(object.person_id)
+        ? globalThis.String(object.person_id)
+        : "",
+      expectedRevision: isSet(object.expectedRevision)
+        ? globalThis.String(object.expectedRevision)
+        : isSet(object.expected_revision)
+        ? globalThis.String(object.expected_revision)
+        : "0",
+      role: isSet(object.role) ? teamRoleFromJSON(object.role) : TeamRole.TEAM_ROLE_UNSPECIFIED,
+      callerRole: isSet(object.callerRole)
+        ? teamRoleFromJSON(object.callerRole)
+        : isSet(object.caller_role)
+        ? teamRoleFromJSON(object.caller_role)
+        : TeamRole.TEAM_ROLE_UNSPECIFIED,
+    };
+  },
+
+  toJSON(message: UpdateMemberRequest): unknown {
+    const obj: any = {};
+    if (message.context !== undefined) {
+      obj.context = RequestContext.toJSON(message.context);
+    }
+    if (message.teamId !== "") {
+      obj.teamId = message.teamId;
+    }
+    if (message.personId !== "") {
+      obj.personId = message.personId;
+    }
+    if (message.expectedRevision !== "0") {
+      obj.expectedRevision = message.expectedRevision;
+    }
+    if (message.role !== TeamRole.TEAM_ROLE_UNSPECIFIED) {
+      obj.role = teamRoleToJSON(message.role);
+    }
+    if (message.callerRole !== TeamRole.TEAM_ROLE_UNSPECIFIED) {
+      obj.callerRole = teamRoleToJSON(message.callerRole);
+    }
+    return obj;
+  },
+};
+
+function createBaseRemoveMemberRequest(): RemoveMemberRequest {
+  return { context: undefined, teamId: "", personId: "", callerRole: TeamRole.TEAM_ROLE_UNSPECIFIED };
+}
+
+export const RemoveMemberRequest: MessageFns<RemoveMemberRequest> = {
+  encode(message: RemoveMemberRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.context !== undefined) {
+      RequestContext.encode(message.context, writer.uint32(10).fork()).join();
+    }
+    if (message.teamId !== "") {
+      writer.uint32(18).string(message.teamId);
+    }
+    if (message.personId !== "") {
+      writer.uint32(26).string(message.personId);
+    }
+    if (message.callerRole !== TeamRole.TEAM_ROLE_UNSPECIFIED) {
+      writer.uint32(32).int32(teamRoleToNumber(message.callerRole));
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RemoveMemberRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRemoveMemberRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.context = RequestContext.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.teamId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.personId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.callerRole = teamRoleFromJSON(reader.int32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RemoveMemberRequest {
+    return {
+      context: isSet(object.context) ? RequestContext.fromJSON(object.context) : undefined,
+      teamId: isSet(object.teamId)
+        ? globalThis.String(object.teamId)
+        : isSet(object.team_id)
+        ? globalThis.String(object.team_id)
+        : "",
+      personId: isSet(object.personId)
+        ? globalThis.String(object.personId)
+        : isSet(object.person_id)
+        ? globalThis.String(object.person_id)
+        : "",
+      callerRole: isSet(object.callerRole)
+        ? teamRoleFromJSON(object.callerRole)
+        : isSet(object.caller_role)
+        ? teamRoleFromJSON(object.caller_role)
+        : TeamRole.TEAM_ROLE_UNSPECIFIED,
+    };
+  },
+
+  toJSON(message: RemoveMemberRequest): unknown {
+    const obj: any = {};
+    if (message.context !== undefined) {
+      obj.context = RequestContext.toJSON(message.context);
+    }
+    if (message.teamId !== "") {
+      obj.teamId = message.teamId;
+    }
+    if (message.personId !== "") {
+      obj.personId = message.personId;
+    }
+    if (message.callerRole !== TeamRole.TEAM_ROLE_UNSPECIFIED) {
+      obj.callerRole = teamRoleToJSON(message.callerRole);
+    }
+    return obj;
+  },
+};
+
+function createBaseRemoveMemberResponse(): RemoveMemberResponse {
+  return { revokedKeys: 0 };
+}
+
+export const RemoveMemberResponse: MessageFns<RemoveMemberResponse> = {
+  encode(message: RemoveMemberResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.revokedKeys !== 0) {
+      writer.uint32(8).int32(message.revokedKeys);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RemoveMemberResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRemoveMemberResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.revokedKeys = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RemoveMemberResponse {
+    return {
+      revokedKeys: isSet(object.revokedKeys)
+        ? globalThis.Number(object.revokedKeys)
+        : isSet(object.revoked_keys)
+        ? globalThis.Number(object.revoked_keys)
+        : 0,
+    };
+  },
+
+  toJSON(message: RemoveMemberResponse): unknown {
+    const obj: any = {};
+    if (message.revokedKeys !== 0) {
+      obj.revokedKeys = Math.round(message.revokedKeys);
+    }
+    return obj;
+  },
+};
+
+function createBaseApiKey(): ApiKey {
+  return {
+    id: "",
+    teamId: "",
+    name: "",
+    kind: ApiKeyKind.API_KEY_KIND_UNSPECIFIED,
+    scopes: [],
+    knowledgeBaseIds: [],
+    agentIds: [],
+    hint: "",
+    personId: "",
+    personName: "",
+    serviceAccountId: "",
+    expiresAt: undefined,
+    revokedAt: undefined,
+    lastUsedAt: undefined,
+    createdByName: "",
+    createdAt: undefined,
+    status: "",
+  };
+}
+
+export const ApiKey: MessageFns<ApiKey> = {
+  encode(message: ApiKey, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.teamId !== "") {
+      writer.uint32(18).string(message.teamId);
+    }
+    if (message.name !== "") {
+      writer.uint32(26).string(message.name);
+    }
+    if (message.kind !== ApiKeyKind.API_KEY_KIND_UNSPECIFIED) {
+      writer.uint32(32).int32(apiKeyKindToNumber(message.kind));
+    }
+    for (const v of message.scopes) {
+      writer.uint32(42).string(v!);
+    }
+    for (const v of message.knowledgeBaseIds) {
+      writer.uint32(50).string(v!);
+    }
+    for (const v of message.agentIds) {
+      writer.uint32(58).string(v!);
+    }
+    if (message.hint !== "") {
+      writer.uint32(66).string(message.hint);
+    }
+    if (message.personId !== "") {
+      writer.uint32(74).string(message.personId);
+    }
+    if (message.personName !== "") {
+      writer.uint32(82).string(message.personName);
+    }
+    if (message.serviceAccountId !== "") {
+      writer.uint32(90).string(message.serviceAccountId);
+    }
+    if (message.expiresAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.expiresAt), writer.uint32(98).fork()).join();
+    }
+    if (message.revokedAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.revokedAt), writer.uint32(106).fork()).join();
+    }
+    if (message.lastUsedAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.lastUsedAt), writer.uint32(114).fork()).join();
+    }
+    if (message.createdByName !== "") {
+      writer.uint32(122).string(message.createdByName);
+    }
+    if (message.createdAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.createdAt), writer.uint32(130).fork()).join();
+    }
+    if (message.status !== "") {
+      writer.uint32(138).string(message.status);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ApiKey {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseApiKey();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.teamId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.kind = apiKeyKindFromJSON(reader.int32());
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.scopes.push(reader.string());
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.knowledgeBaseIds.push(reader.string());
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.agentIds.push(reader.string());
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.hint = reader.string();
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.personId = reader.string();
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.personName = reader.string();
+            continue;
+          }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.serviceAccountId = reader.string();
+            continue;
+          }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            message.expiresAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 13: {
+            if (tag !== 106) {
+              break;
+            }
+
+            message.revokedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 14: {
+            if (tag !== 114) {
+              break;
+            }
+
+            message.lastUsedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 15: {
+            if (tag !== 122) {
+              break;
+            }
+
+            message.createdByName = reader.string();
+            continue;
+          }
+          case 16: {
+            if (tag !== 130) {
+              break;
+            }
+
+            message.createdAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 17: {
+            if (tag !== 138) {
+              break;
+            }
+
+            message.status = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ApiKey {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      teamId: isSet(object.teamId)
+        ? globalThis.String(object.teamId)
+        : isSet(object.team_id)
+        ? globalThis.String(object.team_id)
+        : "",
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      kind: isSet(object.kind) ? apiKeyKindFromJSON(object.kind) : ApiKeyKind.API_KEY_KIND_UNSPECIFIED,
+      scopes: globalThis.Array.isArray(object?.scopes) ? object.scopes.map((e: any) => globalThis.String(e)) : [],
+      knowledgeBaseIds: globalThis.Array.isArray(object?.knowledgeBaseIds)
+        ? object.knowledgeBaseIds.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.knowledge_base_ids)
+        ? object.knowledge_base_ids.map((e: any) => globalThis.String(e))
+        : [],
+      agentIds: globalThis.Array.isArray(object?.agentIds)
+        ? object.agentIds.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.agent_ids)
+        ? object.agent_ids.map((e: any) => globalThis.String(e))
+        : [],
+      hint: isSet(object.hint) ? globalThis.String(object.hint) : "",
+      personId: isSet(object.personId)
+        ? globalThis.String(object.personId)
+        : isSet(object.person_id)
+        ? globalThis.String(object.person_id)
+        : "",
+      personName: isSet(object.personName)
+        ? globalThis.String(object.personName)
+        : isSet(object.person_name)
+        ? globalThis.String(object.person_name)
+        : "",
+      serviceAccountId: isSet(object.serviceAccountId)
+        ? globalThis.String(object.serviceAccountId)
+        : isSet(object.service_account_id)
+        ? globalThis.String(object.service_account_id)
+        : "",
+      expiresAt: isSet(object.expiresAt)
+        ? globalThis.String(object.expiresAt)
+        : isSet(object.expires_at)
+        ? globalThis.String(object.expires_at)
+        : undefined,
+      revokedAt: isSet(object.revokedAt)
+        ? globalThis.String(object.revokedAt)
+        : isSet(object.revoked_at)
+        ? globalThis.String(object.revoked_at)
+        : undefined,
+      lastUsedAt: isSet(object.lastUsedAt)
+        ? globalThis.String(object.lastUsedAt)
+        : isSet(object.last_used_at)
+        ? globalThis.String(object.last_used_at)
+        : undefined,
+      createdByName: isSet(object.createdByName)
+        ? globalThis.String(object.createdByName)
+        : isSet(object.created_by_name)
+        ? globalThis.String(object.created_by_name)
+        : "",
+      createdAt: isSet(object.createdAt)
+        ? globalThis.String(object.createdAt)
+        : isSet(object.created_at)
+        ? globalThis.String(object.created_at)
+        : undefined,
+      status: isSet(object.status) ? globalThis.String(object.status) : "",
+    };
+  },
+
+  toJSON(message: ApiKey): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.teamId !== "") {
+      obj.teamId = message.teamId;
+    }
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.kind !== ApiKeyKind.API_KEY_KIND_UNSPECIFIED) {
+      obj.kind = apiKeyKindToJSON(message.kind);
+    }
+    if (message.scopes?.length) {
+      obj.scopes = message.scopes;
+    }
+    if (message.knowledgeBaseIds?.length) {
+      obj.knowledgeBaseIds = message.knowledgeBaseIds;
+    }
+    if (message.agentIds?.length) {
+      obj.agentIds = message.agentIds;
+    }
+    if (message.hint !== "") {
+      obj.hint = message.hint;
+    }
+    if (message.personId !== "") {
+      obj.personId = message.personId;
+    }
+    if (message.personName !== "") {
+      obj.personName = message.personName;
+    }
+    if (message.serviceAccountId !== "") {
+      obj.serviceAccountId = message.serviceAccountId;
+    }
+    if (message.expiresAt !== undefined) {
+      obj.expiresAt = message.expiresAt;
+    }
+    if (message.revokedAt !== undefined) {
+      obj.revokedAt = message.revokedAt;
+    }
+    if (message.lastUsedAt !== undefined) {
+      obj.lastUsedAt = message.lastUsedAt;
+    }
+    if (message.createdByName !== "") {
+      obj.createdByName = message.createdByName;
+    }
+    if (message.createdAt !== undefined) {
+      obj.createdAt = message.createdAt;
+    }
+    if (message.status !== "") {
+      obj.status = message.status;
+    }
+    return obj;
+  },
+};
+
+function createBaseCreateApiKeyRequest(): CreateApiKeyRequest {
+  return {
+    context: undefined,
+    teamId: "",
+    name: "",
+    kind: ApiKeyKind.API_KEY_KIND_UNSPECIFIED,
+    scopes: [],
+    expiresAt: undefined,
+    knowledgeBaseIds: [],
+    agentIds: [],
+    serviceAccountId: "",
+    callerRole: TeamRole.TEAM_ROLE_UNSPECIFIED,
+  };
+}
+
+export const CreateApiKeyRequest: MessageFns<CreateApiKeyRequest> = {
+  encode(message: CreateApiKeyRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.context !== undefined) {
+      RequestContext.encode(message.context, writer.uint32(10).fork()).join();
+    }
+    if (message.teamId !== "") {
+      writer.uint32(18).string(message.teamId);
+    }
+    if (message.name !== "") {
+      writer.uint32(26).string(message.name);
+    }
+    if (message.kind !== ApiKeyKind.API_KEY_KIND_UNSPECIFIED) {
+      writer.uint32(32).int32(apiKeyKindToNumber(message.kind));
+    }
+    for (const v of message.scopes) {
+      writer.uint32(42).string(v!);
+    }
+    if (message.expiresAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.expiresAt), writer.uint32(50).fork()).join();
+    }
+    for (const v of message.knowledgeBaseIds) {
+      writer.uint32(58).string(v!);
+    }
+    for (const v of message.agentIds) {
+      writer.uint32(66).string(v!);
+    }
+    if (message.serviceAccountId !== "") {
+      writer.uint32(74).string(message.serviceAccountId);
+    }
+    if (message.callerRole !== TeamRole.TEAM_ROLE_UNSPECIFIED) {
+      writer.uint32(80).int32(teamRoleToNumber(message.callerRole));
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CreateApiKeyRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCreateApiKeyRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.context = RequestContext.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.teamId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.kind = apiKeyKindFromJSON(reader.int32());
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.scopes.push(reader.string());
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.expiresAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.knowledgeBaseIds.push(reader.string());
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.agentIds.push(reader.string());
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.serviceAccountId = reader.string();
+            continue;
+          }
+          case 10: {
+            if (tag !== 80) {
+              break;
+            }
+
+            message.callerRole = teamRoleFromJSON(reader.int32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CreateApiKeyRequest {
+    return {
+      context: isSet(object.context) ? RequestContext.fromJSON(object.context) : undefined,
+      teamId: isSet(object.teamId)
+        ? globalThis.String(object.teamId)
+        : isSet(object.team_id)
+        ? globalThis.String(object.team_id)
+        : "",
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      kind: isSet(object.kind) ? apiKeyKindFromJSON(object.kind) : ApiKeyKind.API_KEY_KIND_UNSPECIFIED,
+      scopes: globalThis.Array.isArray(object?.scopes) ? object.scopes.map((e: any) => globalThis.String(e)) : [],
+      expiresAt: isSet(object.expiresAt)
+        ? globalThis.String(object.expiresAt)
+        : isSet(object.expires_at)
+        ? globalThis.String(object.expires_at)
+        : undefined,
+      knowledgeBaseIds: globalThis.Array.isArray(object?.knowledgeBaseIds)
+        ? object.knowledgeBaseIds.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.knowledge_base_ids)
+        ? object.knowledge_base_ids.map((e: any) => globalThis.String(e))
+        : [],
+      agentIds: globalThis.Array.isArray(object?.agentIds)
+        ? object.agentIds.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.agent_ids)
+        ? object.agent_ids.map((e: any) => globalThis.String(e))
+        : [],
+      serviceAccountId: isSet(object.serviceAccountId)
+        ? globalThis.String(object.serviceAccountId)
+        : isSet(object.service_account_id)
+        ? globalThis.String(object.service_account_id)
+        : "",
+      callerRole: isSet(object.callerRole)
+        ? teamRoleFromJSON(object.callerRole)
+        : isSet(object.caller_role)
+        ? teamRoleFromJSON(object.caller_role)
+        : TeamRole.TEAM_ROLE_UNSPECIFIED,
+    };
+  },
+
+  toJSON(message: CreateApiKeyRequest): unknown {
+    const obj: any = {};
+    if (message.context !== undefined) {
+      obj.context = RequestContext.toJSON(message.context);
+    }
+    if (message.teamId !== "") {
+      obj.teamId = message.teamId;
+    }
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.kind !== ApiKeyKind.API_KEY_KIND_UNSPECIFIED) {
+      obj.kind = apiKeyKindToJSON(message.kind);
+    }
+    if (message.scopes?.length) {
+      obj.scopes = message.scopes;
+    }
+    if (message.expiresAt !== undefined) {
+      obj.expiresAt = message.expiresAt;
+    }
+    if (message.knowledgeBaseIds?.length) {
+      obj.knowledgeBaseIds = message.knowledgeBaseIds;
+    }
+    if (message.agentIds?.length) {
+      obj.agentIds = message.agentIds;
+    }
+    if (message.serviceAccountId !== "") {
+      obj.serviceAccountId = message.serviceAccountId;
+    }
+    if (message.callerRole !== TeamRole.TEAM_ROLE_UNSPECIFIED) {
+      obj.callerRole = teamRoleToJSON(message.callerRole);
+    }
+    return obj;
+  },
+};
+
+function createBaseCreatedApiKey(): CreatedApiKey {
+  return { apiKey: undefined, secret: "" };
+}
+
+export const CreatedApiKey: MessageFns<CreatedApiKey> = {
+  encode(message: CreatedApiKey, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.apiKey !== undefined) {
+      ApiKey.encode(message.apiKey, writer.uint32(10).fork()).join();
+    }
+    if (message.secret !== "") {
+      writer.uint32(18).string(message.secret);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CreatedApiKey {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCreatedApiKey();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.apiKey = ApiKey.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.secret = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CreatedApiKey {
+    return {
+      apiKey: isSet(object.apiKey)
+        ? ApiKey.fromJSON(object.apiKey)
+        : isSet(object.api_key)
+        ? ApiKey.fromJSON(object.api_key)
+        : undefined,
+      secret: isSet(object.secret) ? globalThis.String(object.secret) : "",
+    };
+  },
+
+  toJSON(message: CreatedApiKey): unknown {
+    const obj: any = {};
+    if (message.apiKey !== undefined) {
+      obj.apiKey = ApiKey.toJSON(message.apiKey);
+    }
+    if (message.secret !== "") {
+      obj.secret = message.secret;
+    }
+    return obj;
+  },
+};
+
+function createBaseListApiKeysRequest(): ListApiKeysRequest {
+  return { teamId: "", page: undefined, personId: "", serviceAccountId: "", includeInactive: false };
+}
+
+export const ListApiKeysRequest: MessageFns<ListApiKeysRequest> = {
+  encode(message: ListApiKeysRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.teamId !== "") {
+      writer.uint32(10).string(message.teamId);
+    }
+    if (message.page !== undefined) {
+      PageRequest.encode(message.page, writer.uint32(18).fork()).join();
+    }
+    if (message.personId !== "") {
+      writer.uint32(26).string(message.personId);
+    }
+    if (message.serviceAccountId !== "") {
+      writer.uint32(34).string(message.serviceAccountId);
+    }
+    if (message.includeInactive !== false) {
+      writer.uint32(40).bool(message.includeInactive);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListApiKeysRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListApiKeysRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.teamId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.page = PageRequest.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.personId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.serviceAccountId = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.includeInactive = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListApiKeysRequest {
+    return {
+      teamId: isSet(object.teamId)
+        ? globalThis.String(object.teamId)
+        : isSet(object.team_id)
+        ? globalThis.String(object.team_id)
+        : "",
+      page: isSet(object.page) ? PageRequest.fromJSON(object.page) : undefined,
+      personId: isSet(object.personId)
+        ? globalThis.String(object.personId)
+        : isSet(object.person_id)
+        ? globalThis.String(object.person_id)
+        : "",
+      serviceAccountId: isSet(object.serviceAccountId)
+        ? globalThis.String(object.serviceAccountId)
+        : isSet(object.service_account_id)
+        ? globalThis.String(object.service_account_id)
+        : "",
+      includeInactive: isSet(object.includeInactive)
+        ? globalThis.Boolean(object.includeInactive)
+        : isSet(object.include_inactive)
+        ? globalThis.Boolean(object.include_inactive)
+        : false,
+    };
+  },
+
+  toJSON(message: ListApiKeysRequest): unknown {
+    const obj: any = {};
+    if (message.teamId !== "") {
+      obj.teamId = message.teamId;
+    }
+    if (message.page !== undefined) {
+      obj.page = PageRequest.toJSON(message.page);
+    }
+    if (message.personId !== "") {
+      obj.personId = message.personId;
+    }
+    if (message.serviceAccountId !== "") {
+      obj.serviceAccountId = message.serviceAccountId;
+    }
+    if (message.includeInactive !== false) {
+      obj.includeInactive = message.includeInactive;
+    }
+    return obj;
+  },
+};
+
+function createBaseListApiKeysResponse(): ListApiKeysResponse {
+  return { apiKeys: [], page: undefined };
+}
+
+export const ListApiKeysResponse: MessageFns<ListApiKeysResponse> = {
+  encode(message: ListApiKeysResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.apiKeys) {
+      ApiKey.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.page !== undefined) {
+      PageInfo.encode(message.page, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListApiKeysResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListApiKeysResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.apiKeys.push(ApiKey.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.page = PageInfo.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListApiKeysResponse {
+    return {
+      apiKeys: globalThis.Array.isArray(object?.apiKeys)
+        ? object.apiKeys.map((e: any) => ApiKey.fromJSON(e))
+        : globalThis.Array.isArray(object?.api_keys)
+        ? object.api_keys.map((e: any) => ApiKey.fromJSON(e))
+        : [],
+      page: isSet(object.page) ? PageInfo.fromJSON(object.page) : undefined,
+    };
+  },
+
+  toJSON(message: ListApiKeysResponse): unknown {
+    const obj: any = {};
+    if (message.apiKeys?.length) {
+      obj.apiKeys = message.apiKeys.map((e) => ApiKey.toJSON(e));
+    }
+    if (message.page !== undefined) {
+      obj.page = PageInfo.toJSON(message.page);
+    }
+    return obj;
+  },
+};
+
+function createBaseGetApiKeyRequest(): GetApiKeyRequest {
+  return { teamId: "", apiKeyId: "" };
+}
+
+export const GetApiKeyRequest: MessageFns<GetApiKeyRequest> = {
+  encode(message: GetApiKeyRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.teamId !== "") {
+      writer.uint32(10).string(message.teamId);
+    }
+    if (message.apiKeyId !== "") {
+      writer.uint32(18).string(message.apiKeyId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetApiKeyRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetApiKeyRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.teamId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.apiKeyId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetApiKeyRequest {
+    return {
+      teamId: isSet(object.teamId)
+        ? globalThis.String(object.teamId)
+        : isSet(object.team_id)
+        ? globalThis.String(object.team_id)
+        : "",
+      apiKeyId: isSet(object.apiKeyId)
+        ? globalThis.String(object.apiKeyId)
+        : isSet(object.api_key_id)
+        ? globalThis.String(object.api_key_id)
+        : "",
+    };
+  },
+
+  toJSON(message: GetApiKeyRequest): unknown {
+    const obj: any = {};
+    if (message.teamId !== "") {
+      obj.teamId = message.teamId;
+    }
+    if (message.apiKeyId !== "") {
+      obj.apiKeyId = message.apiKeyId;
+    }
+    return obj;
+  },
+};
+
+function createBaseRevokeApiKeyRequest(): RevokeApiKeyRequest {
+  return { context: undefined, teamId: "", apiKeyId: "" };
+}
+
+export const RevokeApiKeyRequest: MessageFns<RevokeApiKeyRequest> = {
+  encode(message: RevokeApiKeyRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.context !== undefined) {
+      RequestContext.encode(message.context, writer.uint32(10).fork()).join();
+    }
+    if (message.teamId !== "") {
+      writer.uint32(18).string(message.teamId);
+    }
+    if (message.apiKeyId !== "") {
+      writer.uint32(26).string(message.apiKeyId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RevokeApiKeyRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRevokeApiKeyRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.context = RequestContext.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.teamId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.apiKeyId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RevokeApiKeyRequest {
+    return {
+      context: isSet(object.context) ? RequestContext.fromJSON(object.context) : undefined,
+      teamId: isSet(object.teamId)
+        ? globalThis.String(object.teamId)
+        : isSet(object.team_id)
+        ? globalThis.String(object.team_id)
+        : "",
+      apiKeyId: isSet(object.apiKeyId)
+        ? globalThis.String(object.apiKeyId)
+        : isSet(object.api_key_id)
+        ? globalThis.String(object.api_key_id)
+        : "",
+    };
+  },
+
+  toJSON(message: RevokeApiKeyRequest): unknown {
+    const obj: any = {};
+    if (message.context !== undefined) {
+      obj.context = RequestContext.toJSON(message.context);
+    }
+    if (message.teamId !== "") {
+      obj.teamId = message.teamId;
+    }
+    if (message.apiKeyId !== "") {
+      obj.apiKeyId = message.apiKeyId;
+    }
+    return obj;
+  },
+};
+
+function createBaseServiceAccount(): ServiceAccount {
+  return {
+    id: "",
+    teamId: "",
+    teamSlug: "",
+    name: "",
+    description: "",
+    role: TeamRole.TEAM_ROLE_UNSPECIFIED,
+    enabled: false,
+    activeKeyCount: 0,
+    lastUsedAt: undefined,
+    createdByName: "",
+    revision: "0",
+    createdAt: undefined,
+    updatedAt: undefined,
+  };
+}
+
+export const ServiceAccount: MessageFns<ServiceAccount> = {
+  encode(message: ServiceAccount, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.teamId !== "") {
+      writer.uint32(18).string(message.teamId);
+    }
+    if (message.teamSlug !== "") {
+      writer.uint32(26).string(message.teamSlug);
+    }
+    if (message.name !== "") {
+      writer.uint32(34).string(message.name);
+    }
+    if (message.description !== "") {
+      writer.uint32(42).string(message.description);
+    }
+    if (message.role !== TeamRole.TEAM_ROLE_UNSPECIFIED) {
+      writer.uint32(48).int32(teamRoleToNumber(message.role));
+    }
+    if (message.enabled !== false) {
+      writer.uint32(56).bool(message.enabled);
+    }
+    if (message.activeKeyCount !== 0) {
+      writer.uint32(64).int32(message.activeKeyCount);
+    }
+    if (message.lastUsedAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.lastUsedAt), writer.uint32(74).fork()).join();
+    }
+    if (message.createdByName !== "") {
+      writer.uint32(82).string(message.createdByName);
+    }
+    if (message.revision !== "0") {
+      writer.uint32(88).int64(message.revision);
+    }
+    if (message.createdAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.createdAt), writer.uint32(98).fork()).join();
+    }
+    if (message.updatedAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.updatedAt), writer.uint32(106).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ServiceAccount {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseServiceAccount();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.teamId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.teamSlug = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.description = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.role = teamRoleFromJSON(reader.int32());
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.enabled = reader.bool();
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.activeKeyCount = reader.int32();
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.lastUsedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.createdByName = reader.string();
+            continue;
+          }
+          case 11: {
+            if (tag !== 88) {
+              break;
+            }
+
+            message.revision = reader.int64().toString();
+            continue;
+          }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            message.createdAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 13: {
+            if (tag !== 106) {
+              break;
+            }
+
+            message.updatedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ServiceAccount {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      teamId: isSet(object.teamId)
+        ? globalThis.String(object.teamId)
+        : isSet(object.team_id)
+        ? globalThis.String(object.team_id)
+        : "",
+      teamSlug: isSet(object.teamSlug)
+        ? globalThis.String(object.teamSlug)
+        : isSet(object.team_slug)
+        ? globalThis.String(object.team_slug)
+        : "",
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      description: isSet(object.description) ? globalThis.String(object.description) : "",
+      role: isSet(object.role) ? teamRoleFromJSON(object.role) : TeamRole.TEAM_ROLE_UNSPECIFIED,
+      enabled: isSet(object.enabled) ? globalThis.Boolean(object.enabled) : false,
+      activeKeyCount: isSet(object.activeKeyCount)
+        ? globalThis.Number(object.activeKeyCount)
+        : isSet(object.active_key_count)
+        ? globalThis.Number(object.active_key_count)
+        : 0,
+      lastUsedAt: isSet(object.lastUsedAt)
+        ? globalThis.String(object.lastUsedAt)
+        : isSet(object.last_used_at)
+        ? globalThis.String(object.last_used_at)
+        : undefined,
+      createdByName: isSet(object.createdByName)
+        ? globalThis.String(object.createdByName)
+        : isSet(object.created_by_name)
+        ? globalThis.String(object.created_by_name)
+        : "",
+      revision: isSet(object.revision) ? globalThis.String(object.revision) : "0",
+      createdAt: isSet(object.createdAt)
+        ? globalThis.String(object.createdAt)
+        : isSet(object.created_at)
+        ? globalThis.String(object.created_at)
+        : undefined,
+      updatedAt: isSet(object.updatedAt)
+        ? globalThis.String(object.updatedAt)
+        : isSet(object.updated_at)
+        ? globalThis.String(object.updated_at)
+        : undefined,
+    };
+  },
+
+  toJSON(message: ServiceAccount): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.teamId !== "") {
+      obj.teamId = message.teamId;
+    }
+    if (message.teamSlug !== "") {
+      obj.teamSlug = message.teamSlug;
+    }
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.description !== "") {
+      obj.description = message.description;
+    }
+    if (message.role !== TeamRole.TEAM_ROLE_UNSPECIFIED) {
+      obj.role = teamRoleToJSON(message.role);
+    }
+    if (message.enabled !== false) {
+      obj.enabled = message.enabled;
+    }
+    if (message.activeKeyCount !== 0) {
+      obj.activeKeyCount = Math.round(message.activeKeyCount);
+    }
+    if (message.lastUsedAt !== undefined) {
+      obj.lastUsedAt = message.lastUsedAt;
+    }
+    if (message.createdByName !== "") {
+      obj.createdByName = message.createdByName;
+    }
+    if (message.revision !== "0") {
+      obj.revision = message.revision;
+    }
+    if (message.createdAt !== undefined) {
+      obj.createdAt = message.createdAt;
+    }
+    if (message.updatedAt !== undefined) {
+      obj.updatedAt = message.updatedAt;
+    }
+    return obj;
+  },
+};
+
+function createBaseCreateServiceAccountRequest(): CreateServiceAccountRequest {
+  return {
+    context: undefined,
+    teamId: "",
+    name: "",
+    description: "",
+    role: TeamRole.TEAM_ROLE_UNSPECIFIED,
+    enabled: false,
+  };
+}
+
+export const CreateServiceAccountRequest: MessageFns<CreateServiceAccountRequest> = {
+  encode(message: CreateServiceAccountRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.context !== undefined) {
+      RequestContext.encode(message.context, writer.uint32(10).fork()).join();
+    }
+    if (message.teamId !== "") {
+      writer.uint32(18).string(message.teamId);
+    }
+    if (message.name !== "") {
+      writer.uint32(26).string(message.name);
+    }
+    if (message.description !== "") {
+      writer.uint32(34).string(message.description);
+    }
+    if (message.role !== TeamRole.TEAM_ROLE_UNSPECIFIED) {
+      writer.uint32(40).int32(teamRoleToNumber(message.role));
+    }
+    if (message.enabled !== false) {
+      writer.uint32(48).bool(message.enabled);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CreateServiceAccountRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCreateServiceAccountRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.context = RequestContext.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.teamId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.description = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.role = teamRoleFromJSON(reader.int32());
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.enabled = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CreateServiceAccountRequest {
+    return {
+      context: isSet(object.context) ? RequestContext.fromJSON(object.context) : undefined,
+      teamId: isSet(object.teamId)
+        ? globalThis.String(object.teamId)
+        : isSet(object.team_id)
+        ? globalThis.String(object.team_id)
+        : "",
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      description: isSet(object.description) ? globalThis.String(object.description) : "",
+      role: isSet(object.role) ? teamRoleFromJSON(object.role) : TeamRole.TEAM_ROLE_UNSPECIFIED,
+      enabled: isSet(object.enabled) ? globalThis.Boolean(object.enabled) : false,
+    };
+  },
+
+  toJSON(message: CreateServiceAccountRequest): unknown {
+    const obj: any = {};
+    if (message.context !== undefined) {
+      obj.context = RequestContext.toJSON(message.context);
+    }
+    if (message.teamId !== "") {
+      obj.teamId = message.teamId;
+    }
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.description !== "") {
+      obj.description = message.description;
+    }
+    if (message.role !== TeamRole.TEAM_ROLE_UNSPECIFIED) {
+      obj.role = teamRoleToJSON(message.role);
+    }
+    if (message.enabled !== false) {
+      obj.enabled = message.enabled;
+    }
+    return obj;
+  },
+};
+
+function createBaseListServiceAccountsRequest(): ListServiceAccountsRequest {
+  return { teamId: "", page: undefined };
+}
+
+export const ListServiceAccountsRequest: MessageFns<ListServiceAccountsRequest> = {
+  encode(message: ListServiceAccountsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.teamId !== "") {
+      writer.uint32(10).string(message.teamId);
+    }
+    if (message.page !== undefined) {
+      PageRequest.encode(message.page, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListServiceAccountsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListServiceAccountsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.teamId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.page = PageRequest.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListServiceAccountsRequest {
+    return {
+      teamId: isSet(object.teamId)
+        ? globalThis.String(object.teamId)
+        : isSet(object.team_id)
+        ? globalThis.String(object.team_id)
+        : "",
+      page: isSet(object.page) ? PageRequest.fromJSON(object.page) : undefined,
+    };
+  },
+
+  toJSON(message: ListServiceAccountsRequest): unknown {
+    const obj: any = {};
+    if (message.teamId !== "") {
+      obj.teamId = message.teamId;
+    }
+    if (message.page !== undefined) {
+      obj.page = PageRequest.toJSON(message.page);
+    }
+    return obj;
+  },
+};
+
+function createBaseListServiceAccountsResponse(): ListServiceAccountsResponse {
+  return { serviceAccounts: [], page: undefined };
+}
+
+export const ListServiceAccountsResponse: MessageFns<ListServiceAccountsResponse> = {
+  encode(message: ListServiceAccountsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.serviceAccounts) {
+      ServiceAccount.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.page !== undefined) {
+      PageInfo.encode(message.page, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListServiceAccountsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListServiceAccountsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.serviceAccounts.push(ServiceAccount.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.page = PageInfo.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListServiceAccountsResponse {
+    return {
+      serviceAccounts: globalThis.Array.isArray(object?.serviceAccounts)
+        ? object.serviceAccounts.map((e: any) => ServiceAccount.fromJSON(e))
+        : globalThis.Array.isArray(object?.service_accounts)
+        ? object.service_accounts.map((e: any) => ServiceAccount.fromJSON(e))
+        : [],
+      page: isSet(object.page) ? PageInfo.fromJSON(object.page) : undefined,
+    };
+  },
+
+  toJSON(message: ListServiceAccountsResponse): unknown {
+    const obj: any = {};
+    if (message.serviceAccounts?.length) {
+      obj.serviceAccounts = message.serviceAccounts.map((e) => ServiceAccount.toJSON(e));
+    }
+    if (message.page !== undefined) {
+      obj.page = PageInfo.toJSON(message.page);
+    }
+    return obj;
+  },
+};
+
+function createBaseGetServiceAccountRequest(): GetServiceAccountRequest {
+  return { teamId: "", serviceAccountId: "" };
+}
+
+export const GetServiceAccountRequest: MessageFns<GetServiceAccountRequest> = {
+  encode(message: GetServiceAccountRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.teamId !== "") {
+      writer.uint32(10).string(message.teamId);
+    }
+    if (message.serviceAccountId !== "") {
+      writer.uint32(18).string(message.serviceAccountId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetServiceAccountRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetServiceAccountRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.teamId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.serviceAccountId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetServiceAccountRequest {
+    return {
+      teamId: isSet(object.teamId)
+        ? globalThis.String(object.teamId)
+        : isSet(object.team_id)
+        ? globalThis.String(object.team_id)
+        : "",
+      serviceAccountId: isSet(object.serviceAccountId)
+        ? globalThis.String(object.serviceAccountId)
+        : isSet(object.service_account_id)
+        ? globalThis.String(object.service_account_id)
+        : "",
+    };
+  },
+
+  toJSON(message: GetServiceAccountRequest): unknown {
+    const obj: any = {};
+    if (message.teamId !== "") {
+      obj.teamId = message.teamId;
+    }
+    if (message.serviceAccountId !== "") {
+      obj.serviceAccountId = message.serviceAccountId;
+    }
+    return obj;
+  },
+};
+
+function createBaseUpdateServiceAccountRequest(): UpdateServiceAccountRequest {
+  return {
+    context: undefined,
+    teamId: "",
+    serviceAccountId: "",
+    expectedRevision: "0",
+    name: undefined,
+    description: undefined,
+    role: undefined,
+    enabled: undefined,
+  };
+}
+
+export const UpdateServiceAccountRequest: MessageFns<UpdateServiceAccountRequest> = {
+  encode(message: UpdateServiceAccountRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.context !== undefined) {
+      RequestContext.encode(message.context, writer.uint32(10).fork()).join();
+    }
+    if (message.teamId !== "") {
+      writer.uint32(18).string(message.teamId);
+    }
+    if (message.serviceAccountId !== "") {
+      writer.uint32(26).string(message.serviceAccountId);
+    }
+    if (message.expectedRevision !== "0") {
+      writer.uint32(32).int64(message.expectedRevision);
+    }
+    if (message.name !== undefined) {
+      writer.uint32(42).string(message.name);
+    }
+    if (message.description !== undefined) {
+      writer.uint32(50).string(message.description);
+    }
+    if (message.role !== undefined) {
+      writer.uint32(56).int32(teamRoleToNumber(message.role));
+    }
+    if (message.enabled !== undefined) {
+      writer.uint32(64).bool(message.enabled);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): UpdateServiceAccountRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseUpdateServiceAccountRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.context = RequestContext.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.teamId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.serviceAccountId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.expectedRevision = reader.int64().toString();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.description = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.role = teamRoleFromJSON(reader.int32());
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.enabled = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): UpdateServiceAccountRequest {
+    return {
+      context: isSet(object.context) ? RequestContext.fromJSON(object.context) : undefined,
+      teamId: isSet(object.teamId)
+        ? globalThis.String(object.teamId)
+        : isSet(object.team_id)
+        ? globalThis.String(object.team_id)
+        : "",
+      serviceAccountId: isSet(object.serviceAccountId)
+        ? globalThis.String(object.serviceAccountId)
+        : isSet(object.service_account_id)
+        ? globalThis.String(object.service_account_id)
+        : "",
+      expectedRevision: isSet(object.expectedRevision)
+        ? globalThis.String(object.expectedRevision)
+        : isSet(object.expected_revision)
+        ? globalThis.String(object.expected_revision)
+        : "0",
+      name: isSet(object.name) ? globalThis.String(object.name) : undefined,
+      description: isSet(object.description) ? globalThis.String(object.description) : undefined,
+      role: isSet(object.role) ? teamRoleFromJSON(object.role) : undefined,
+      enabled: isSet(object.enabled) ? globalThis.Boolean(object.enabled) : undefined,
+    };
+  },
+
+  toJSON(message: UpdateServiceAccountRequest): unknown {
+    const obj: any = {};
+    if (message.context !== undefined) {
+      obj.context = RequestContext.toJSON(message.context);
+    }
+    if (message.teamId !== "") {
+      obj.teamId = message.teamId;
+    }
+    if (message.serviceAccountId !== "") {
+      obj.serviceAccountId = message.serviceAccountId;
+    }
+    if (message.expectedRevision !== "0") {
+      obj.expectedRevision = message.expectedRevision;
+    }
+    if (message.name !== undefined) {
+      obj.name = message.name;
+    }
+    if (message.description !== undefined) {
+      obj.description = message.description;
+    }
+    if (message.role !== undefined) {
+      obj.role = teamRoleToJSON(message.role);
+    }
+    if (message.enabled !== undefined) {
+      obj.enabled = message.enabled;
+    }
+    return obj;
+  },
+};
+
+function createBaseDeleteServiceAccountRequest(): DeleteServiceAccountRequest {
+  return { context: undefined, teamId: "", serviceAccountId: "" };
+}
+
+export const DeleteServiceAccountRequest: MessageFns<DeleteServiceAccountRequest> = {
+  encode(message: DeleteServiceAccountRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.context !== undefined) {
+      RequestContext.encode(message.context, writer.uint32(10).fork()).join();
+    }
+    if (message.teamId !== "") {
+      writer.uint32(18).string(message.teamId);
+    }
+    if (message.serviceAccountId !== "") {
+      writer.uint32(26).string(message.serviceAccountId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeleteServiceAccountRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeleteServiceAccountRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.context = RequestContext.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.teamId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.serviceAccountId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DeleteServiceAccountRequest {
+    return {
+      context: isSet(object.context) ? RequestContext.fromJSON(object.context) : undefined,
+      teamId: isSet(object.teamId)
+        ? globalThis.String(object.teamId)
+        : isSet(object.team_id)
+        ? globalThis.String(object.team_id)
+        : "",
+      serviceAccountId: isSet(object.serviceAccountId)
+        ? globalThis.String(object.serviceAccountId)
+        : isSet(object.service_account_id)
+        ? globalThis.String(object.service_account_id)
+        : "",
+    };
+  },
+
+  toJSON(message: DeleteServiceAccountRequest): unknown {
+    const obj: any = {};
+    if (message.context !== undefined) {
+      obj.context = RequestContext.toJSON(message.context);
+    }
+    if (message.teamId !== "") {
+      obj.teamId = message.teamId;
+    }
+    if (message.serviceAccountId !== "") {
+      obj.serviceAccountId = message.serviceAccountId;
+    }
+    return obj;
+  },
+};
+
+function createBaseDeleteServiceAccountResponse(): DeleteServiceAccountResponse {
+  return {};
+}
+
+export const DeleteServiceAccountResponse: MessageFns<DeleteServiceAccountResponse> = {
+  encode(_: DeleteServiceAccountResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeleteServiceAccountResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeleteServiceAccountResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): DeleteServiceAccountResponse {
+    return {};
+  },
+
+  toJSON(_: DeleteServiceAccountResponse): unknown {
+    const obj: any = {};
+    return obj;
+  },
+};
+
+function createBaseAuditEntry(): AuditEntry {
+  return {
+    id: "",
+    occurredAt: undefined,
+    teamId: "",
+    teamName: "",
+    teamSlug: "",
+    action: "",
+    actor: undefined,
+    targetType: "",
+    targetId: "",
+    targetLabel: "",
+    targetExists: false,
+    parentJson: "",
+    beforeJson: "",
+    afterJson: "",
+    metadataJson: "",
+    requestId: "",
+    viaKind: "",
+    viaName: "",
+    clientIp: "",
+  };
+}
+
+export const AuditEntry: MessageFns<AuditEntry> = {
+  encode(message: AuditEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.occurredAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.occurredAt), writer.uint32(18).fork()).join();
+    }
+    if (message.teamId !== "") {
+      writer.uint32(26).string(message.teamId);
+    }
+    if (message.teamName !== "") {
+      writer.uint32(34).string(message.teamName);
+    }
+    if (message.teamSlug !== "") {
+      writer.uint32(42).string(message.teamSlug);
+    }
+    if (message.action !== "") {
+      writer.uint32(50).string(message.action);
+    }
+    if (message.actor !== undefined) {
+      Actor.encode(message.actor, writer.uint32(58).fork()).join();
+    }
+    if (message.targetType !== "") {
+      writer.uint32(66).string(message.targetType);
+    }
+    if (message.targetId !== "") {
+      writer.uint32(74).string(message.targetId);
+    }
+    if (message.targetLabel !== "") {
+      writer.uint32(82).string(message.targetLabel);
+    }
+    if (message.targetExists !== false) {
+      writer.uint32(88).bool(message.targetExists);
+    }
+    if (message.parentJson !== "") {
+      writer.uint32(98).string(message.parentJson);
+    }
+    if (message.beforeJson !== "") {
+      writer.uint32(106).string(message.beforeJson);
+    }
+    if (message.afterJson !== "") {
+      writer.uint32(114).string(message.afterJson);
+    }
+    if (message.metadataJson !== "") {
+      writer.uint32(122).string(message.metadataJson);
+    }
+    if (message.requestId !== "") {
+      writer.uint32(130).string(message.requestId);
+    }
+    if (message.viaKind !== "") {
+      writer.uint32(138).string(message.viaKind);
+    }
+    if (message.viaName !== "") {
+      writer.uint32(146).string(message.viaName);
+    }
+    if (message.clientIp !== "") {
+      writer.uint32(154).string(message.clientIp);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AuditEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAuditEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.occurredAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.teamId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.teamName = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.teamSlug = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.action = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.actor = Actor.decode(reader, reader.uint32());
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.targetType = reader.string();
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.targetId = reader.string();
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.targetLabel = reader.string();
+            continue;
+          }
+          case 11: {
+            if (tag !== 88) {
+              break;
+            }
+
+            message.targetExists = reader.bool();
+            continue;
+          }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            message.parentJson = reader.string();
+            continue;
+          }
+          case 13: {
+            if (tag !== 106) {
+              break;
+            }
+
+            message.beforeJson = reader.string();
+            continue;
+          }
+          case 14: {
+            if (tag !== 114) {
+              break;
+            }
+
+            message.afterJson = reader.string();
+            continue;
+          }
+          case 15: {
+            if (tag !== 122) {
+              break;
+            }
+
+            message.metadataJson = reader.string();
+            continue;
+          }
+          case 16: {
+            if (tag !== 130) {
+              break;
+            }
+
+            message.requestId = reader.string();
+            continue;
+          }
+          case 17: {
+            if (tag !== 138) {
+              break;
+            }
+
+            message.viaKind = reader.string();
+            continue;
+          }
+          case 18: {
+            if (tag !== 146) {
+              break;
+            }
+
+            message.viaName = reader.string();
+            continue;
+          }
+          case 19: {
+            if (tag !== 154) {
+              break;
+            }
+
+            message.clientIp = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AuditEntry {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      occurredAt: isSet(object.occurredAt)
+        ? globalThis.String(object.occurredAt)
+        : isSet(object.occurred_at)
+        ? globalThis.String(object.occurred_at)
+        : undefined,
+      teamId: isSet(object.teamId)
+        ? globalThis.String(object.teamId)
+        : isSet(object.team_id)
+        ? globalThis.String(object.team_id)
+        : "",
+      teamName: isSet(object.teamName)
+        ? globalThis.String(object.teamName)
+        : isSet(object.team_name)
+        ? globalThis.String(object.team_name)
+        : "",
+      teamSlug: isSet(object.teamSlug)
+        ? globalThis.String(object.teamSlug)
+        : isSet(object.team_slug)
+        ? globalThis.String(object.team_slug)
+        : "",
+      action: isSet(object.action) ? globalThis.String(object.action) : "",
+      actor: isSet(object.actor) ? Actor.fromJSON(object.actor) : undefined,
+      targetType: isSet(object.targetType)
+        ? globalThis.String(object.targetType)
+        : isSet(object.target_type)
+        ? globalThis.String(object.target_type)
+        : "",
+      targetId: isSet(object.targetId)
+        ? globalThis.String(object.targetId)
+        : isSet(object.target_id)
+        ? globalThis.String(object.target_id)
+        : "",
+      targetLabel: isSet(object.targetLabel)
+        ? globalThis.String(object.targetLabel)
+        : isSet(object.target_label)
+        ? globalThis.String(object.target_label)
+        : "",
+      targetExists: isSet(object.targetExists)
+        ? globalThis.Boolean(object.targetExists)
+        : isSet(object.target_exists)
+        ? globalThis.Boolean(object.target_exists)
+        : false,
+      parentJson: isSet(object.parentJson)
+        ? globalThis.String(object.parentJson)
+        : isSet(object.parent_json)
+        ? globalThis.String(object.parent_json)
+        : "",
+      beforeJson: isSet(object.beforeJson)
+        ? globalThis.String(object.beforeJson)
+        : isSet(object.before_json)
+        ? globalThis.String(object.before_json)
+        : "",
+      afterJson: isSet(object.afterJson)
+        ? globalThis.String(object.afterJson)
+        : isSet(object.after_json)
+        ? globalThis.String(object.after_json)
+        : "",
+      metadataJson: isSet(object.metadataJson)
+        ? globalThis.String(object.metadataJson)
+        : isSet(object.metadata_json)
+        ? globalThis.String(object.metadata_json)
+        : "",
+      requestId: isSet(object.requestId)
+        ? globalThis.String(object.requestId)
+        : isSet(object.request_id)
+        ? globalThis.String(object.request_id)
+        : "",
+      viaKind: isSet(object.viaKind)
+        ? globalThis.String(object.viaKind)
+        : isSet(object.via_kind)
+        ? globalThis.String(object.via_kind)
+        : "",
+      viaName: isSet(object.viaName)
+        ? globalThis.String(object.viaName)
+        : isSet(object.via_name)
+        ? globalThis.String(object.via_name)
+        : "",
+      clientIp: isSet(object.clientIp)
+        ? globalThis.String(object.clientIp)
+        : isSet(object.client_ip)
+        ? globalThis.String(object.client_ip)
+        : "",
+    };
+  },
+
+  toJSON(message: AuditEntry): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.occurredAt !== undefined) {
+      obj.occurredAt = message.occurredAt;
+    }
+    if (message.teamId !== "") {
+      obj.teamId = message.teamId;
+    }
+    if (message.teamName !== "") {
+      obj.teamName = message.teamName;
+    }
+    if (message.teamSlug !== "") {
+      obj.teamSlug = message.teamSlug;
+    }
+    if (message.action !== "") {
+      obj.action = message.action;
+    }
+    if (message.actor !== undefined) {
+      obj.actor = Actor.toJSON(message.actor);
+    }
+    if (message.targetType !== "") {
+      obj.targetType = message.targetType;
+    }
+    if (message.targetId !== "") {
+      obj.targetId = message.targetId;
+    }
+    if (message.targetLabel !== "") {
+      obj.targetLabel = message.targetLabel;
+    }
+    if (message.targetExists !== false) {
+      obj.targetExists = message.targetExists;
+    }
+    if (message.parentJson !== "") {
+      obj.parentJson = message.parentJson;
+    }
+    if (message.beforeJson !== "") {
+      obj.beforeJson = message.beforeJson;
+    }
+    if (message.afterJson !== "") {
+      obj.afterJson = message.afterJson;
+    }
+    if (message.metadataJson !== "") {
+      obj.metadataJson = message.metadataJson;
+    }
+    if (message.requestId !== "") {
+      obj.requestId = message.requestId;
+    }
+    if (message.viaKind !== "") {
+      obj.viaKind = message.viaKind;
+    }
+    if (message.viaName !== "") {
+      obj.viaName = message.viaName;
+    }
+    if (message.clientIp !== "") {
+      obj.clientIp = message.clientIp;
+    }
+    return obj;
+  },
+};
+
+function createBaseListAuditEntriesRequest(): ListAuditEntriesRequest {
+  return {
+    teamId: "",
+    page: undefined,
+    action: "",
+    actorId: "",
+    targetType: "",
+    targetId: "",
+    from: undefined,
+    to: undefined,
+    excludeCosts: false,
+  };
+}
+
+export const ListAuditEntriesRequest: MessageFns<ListAuditEntriesRequest> = {
+  encode(message: ListAuditEntriesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.teamId !== "") {
+      writer.uint32(10).string(message.teamId);
+    }
+    if (message.page !== undefined) {
+      PageRequest.encode(message.page, writer.uint32(18).fork()).join();
+    }
+    if (message.action !== "") {
+      writer.uint32(26).string(message.action);
+    }
+    if (message.actorId !== "") {
+      writer.uint32(34).string(message.actorId);
+    }
+    if (message.targetType !== "") {
+      writer.uint32(42).string(message.targetType);
+    }
+    if (message.targetId !== "") {
+      writer.uint32(50).string(message.targetId);
+    }
+    if (message.from !== undefined) {
+      Timestamp.encode(toTimestamp(message.from), writer.uint32(58).fork()).join();
+    }
+    if (message.to !== undefined) {
+      Timestamp.encode(toTimestamp(message.to), writer.uint32(66).fork()).join();
+    }
+    if (message.excludeCosts !== false) {
+      writer.uint32(72).bool(message.excludeCosts);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListAuditEntriesRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListAuditEntriesRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.teamId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.page = PageRequest.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.action = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.actorId = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.targetType = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.targetId = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.from = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.to = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 9: {
+            if (tag !== 72) {
+              break;
+            }
+
+            message.excludeCosts = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListAuditEntriesRequest {
+    return {
+      teamId: isSet(object.teamId)
+        ? globalThis.String(object.teamId)
+        : isSet(object.team_id)
+        ? globalThis.String(object.team_id)
+        : "",
+      page: isSet(object.page) ? PageRequest.fromJSON(object.page) : undefined,
+      action: isSet(object.action) ? globalThis.String(object.action) : "",
+      actorId: isSet(object.actorId)
+        ? globalThis.String(object.actorId)
+        : isSet(object.actor_id)
+        ? globalThis.String(object.actor_id)
+        : "",
+      targetType: isSet(object.targetType)
+        ? globalThis.String(object.targetType)
+        : isSet(object.target_type)
+        ? globalThis.String(object.target_type)
+        : "",
+      targetId: isSet(object.targetId)
+        ? globalThis.String(object.targetId)
+        : isSet(object.target_id)
+        ? globalThis.String(object.target_id)
+        : "",
+      from: isSet(object.from) ? globalThis.String(object.from) : undefined,
+      to: isSet(object.to) ? globalThis.String(object.to) : undefined,
+      excludeCosts: isSet(object.excludeCosts)
+        ? globalThis.Boolean(object.excludeCosts)
+        : isSet(object.exclude_costs)
+        ? globalThis.Boolean(object.exclude_costs)
+        : false,
+    };
+  },
+
+  toJSON(message: ListAuditEntriesRequest): unknown {
+    const obj: any = {};
+    if (message.teamId !== "") {
+      obj.teamId = message.teamId;
+    }
+    if (message.page !== undefined) {
+      obj.page = PageRequest.toJSON(message.page);
+    }
+    if (message.action !== "") {
+      obj.action = message.action;
+    }
+    if (message.actorId !== "") {
+      obj.actorId = message.actorId;
+    }
+    if (message.targetType !== "") {
+      obj.targetType = message.targetType;
+    }
+    if (message.targetId !== "") {
+      obj.targetId = message.targetId;
+    }
+    if (message.from !== undefined) {
+      obj.from = message.from;
+    }
+    if (message.to !== undefined) {
+      obj.to = message.to;
+    }
+    if (message.excludeCosts !== false) {
+      obj.excludeCosts = message.excludeCosts;
+    }
+    return obj;
+  },
+};
+
+function createBaseListAuditEntriesResponse(): ListAuditEntriesResponse {
+  return { entries: [], page: undefined };
+}
+
+export const ListAuditEntriesResponse: MessageFns<ListAuditEntriesResponse> = {
+  encode(message: ListAuditEntriesResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.entries) {
+      AuditEntry.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.page !== undefined) {
+      PageInfo.encode(message.page, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListAuditEntriesResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListAuditEntriesResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.entries.push(AuditEntry.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.page = PageInfo.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListAuditEntriesResponse {
+    return {
+      entries: globalThis.Array.isArray(object?.entries) ? object.entries.map((e: any) => AuditEntry.fromJSON(e)) : [],
+      page: isSet(object.page) ? PageInfo.fromJSON(object.page) : undefined,
+    };
+  },
+
+  toJSON(message: ListAuditEntriesResponse): unknown {
+    const obj: any = {};
+    if (message.entries?.length) {
+      obj.entries = message.entries.map((e) => AuditEntry.toJSON(e));
+    }
+    if (message.page !== undefined) {
+      obj.page = PageInfo.toJSON(message.page);
+    }
+    return obj;
+  },
+};
+
+function createBaseGetAuditEntryRequest(): GetAuditEntryRequest {
+  return { teamId: "", entryId: "", excludeCosts: false };
+}
+
+export const GetAuditEntryRequest: MessageFns<GetAuditEntryRequest> = {
+  encode(message: GetAuditEntryRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.teamId !== "") {
+      writer.uint32(10).string(message.teamId);
+    }
+    if (message.entryId !== "") {
+      writer.uint32(18).string(message.entryId);
+    }
+    if (message.excludeCosts !== false) {
+      writer.uint32(24).bool(message.excludeCosts);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetAuditEntryRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetAuditEntryRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.teamId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.entryId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.excludeCosts = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetAuditEntryRequest {
+    return {
+      teamId: isSet(object.teamId)
+        ? globalThis.String(object.teamId)
+        : isSet(object.team_id)
+        ? globalThis.String(object.team_id)
+        : "",
+      entryId: isSet(object.entryId)
+        ? globalThis.String(object.entryId)
+        : isSet(object.entry_id)
+        ? globalThis.String(object.entry_id)
+        : "",
+      excludeCosts: isSet(object.excludeCosts)
+        ? globalThis.Boolean(object.excludeCosts)
+        : isSet(object.exclude_costs)
+        ? globalThis.Boolean(object.exclude_costs)
+        : false,
+    };
+  },
+
+  toJSON(message: GetAuditEntryRequest): unknown {
+    const obj: any = {};
+    if (message.teamId !== "") {
+      obj.teamId = message.teamId;
+    }
+    if (message.entryId !== "") {
+      obj.entryId = message.entryId;
+    }
+    if (message.excludeCosts !== false) {
+      obj.excludeCosts = message.excludeCosts;
+    }
+    return obj;
+  },
+};
+
+function createBasePersonRef(): PersonRef {
+  return { id: "", displayName: "", email: "" };
+}
+
+export const PersonRef: MessageFns<PersonRef> = {
+  encode(message: PersonRef, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.displayName !== "") {
+      writer.uint32(18).string(message.displayName);
+    }
+    if (message.email !== "") {
+      writer.uint32(26).string(message.email);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PersonRef {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePersonRef();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.displayName = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.email = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PersonRef {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      displayName: isSet(object.displayName)
+        ? globalThis.String(object.displayName)
+        : isSet(object.display_name)
+        ? globalThis.String(object.display_name)
+        : "",
+      email: isSet(object.email) ? globalThis.String(object.email) : "",
+    };
+  },
+
+  toJSON(message: PersonRef): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.displayName !== "") {
+      obj.displayName = message.displayName;
+    }
+    if (message.email !== "") {
+      obj.email = message.email;
+    }
+    return obj;
+  },
+};
+
+function createBaseMaintenance(): Maintenance {
+  return {
+    enabled: false,
+    reason: "",
+    plannedEndAt: undefined,
+    startedAt: undefined,
+    startedBy: undefined,
+    updatedBy: undefined,
+    updatedAt: undefined,
+    revision: "0",
+  };
+}
+
+export const Maintenance: MessageFns<Maintenance> = {
+  encode(message: Maintenance, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.enabled !== false) {
+      writer.uint32(8).bool(message.enabled);
+    }
+    if (message.reason !== "") {
+      writer.uint32(18).string(message.reason);
+    }
+    if (message.plannedEndAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.plannedEndAt), writer.uint32(26).fork()).join();
+    }
+    if (message.startedAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.startedAt), writer.uint32(34).fork()).join();
+    }
+    if (message.startedBy !== undefined) {
+      PersonRef.encode(message.startedBy, writer.uint32(42).fork()).join();
+    }
+    if (message.updatedBy !== undefined) {
+      PersonRef.encode(message.updatedBy, writer.uint32(50).fork()).join();
+    }
+    if (message.updatedAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.updatedAt), writer.uint32(58).fork()).join();
+    }
+    if (message.revision !== "0") {
+      writer.uint32(64).int64(message.revision);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Maintenance {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseMaintenance();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.enabled = reader.bool();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.plannedEndAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.startedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.startedBy = PersonRef.decode(reader, reader.uint32());
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.updatedBy = PersonRef.decode(reader, reader.uint32());
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.updatedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.revision = reader.int64().toString();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Maintenance {
+    return {
+      enabled: isSet(object.enabled) ? globalThis.Boolean(object.enabled) : false,
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+      plannedEndAt: isSet(object.plannedEndAt)
+        ? globalThis.String(object.plannedEndAt)
+        : isSet(object.planned_end_at)
+        ? globalThis.String(object.planned_end_at)
+        : undefined,
+      startedAt: isSet(object.startedAt)
+        ? globalThis.String(object.startedAt)
+        : isSet(object.started_at)
+        ? globalThis.String(object.started_at)
+        : undefined,
+      startedBy: isSet(object.startedBy)
+        ? PersonRef.fromJSON(object.startedBy)
+        : isSet(object.started_by)
+        ? PersonRef.fromJSON(object.started_by)
+        : undefined,
+      updatedBy: isSet(object.updatedBy)
+        ? PersonRef.fromJSON(object.updatedBy)
+        : isSet(object.updated_by)
+        ? PersonRef.fromJSON(object.updated_by)
+        : undefined,
+      updatedAt: isSet(object.updatedAt)
+        ? globalThis.String(object.updatedAt)
+        : isSet(object.updated_at)
+        ? globalThis.String(object.updated_at)
+        : undefined,
+      revision: isSet(object.revision) ? globalThis.String(object.revision) : "0",
+    };
+  },
+
+  toJSON(message: Maintenance): unknown {
+    const obj: any = {};
+    if (message.enabled !== false) {
+      obj.enabled = message.enabled;
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    if (message.plannedEndAt !== undefined) {
+      obj.plannedEndAt = message.plannedEndAt;
+    }
+    if (message.startedAt !== undefined) {
+      obj.startedAt = message.startedAt;
+    }
+    if (message.startedBy !== undefined) {
+      obj.startedBy = PersonRef.toJSON(message.startedBy);
+    }
+    if (message.updatedBy !== undefined) {
+      obj.updatedBy = PersonRef.toJSON(message.updatedBy);
+    }
+    if (message.updatedAt !== undefined) {
+      obj.updatedAt = message.updatedAt;
+    }
+    if (message.revision !== "0") {
+      obj.revision = message.revision;
+    }
+    return obj;
+  },
+};
+
+function createBaseGetMaintenanceRequest(): GetMaintenanceRequest {
+  return {};
+}
+
+export const GetMaintenanceRequest: MessageFns<GetMaintenanceRequest> = {
+  encode(_: GetMaintenanceRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetMaintenanceRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetMaintenanceRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): GetMaintenanceRequest {
+    return {};
+  },
+
+  toJSON(_: GetMaintenanceRequest): unknown {
+    const obj: any = {};
+    return obj;
+  },
+};
+
+function createBaseSetMaintenanceRequest(): SetMaintenanceRequest {
+  return { context: undefined, expectedRevision: "0", enabled: false, reason: "", plannedEndAt: undefined };
+}
+
+export const SetMaintenanceRequest: MessageFns<SetMaintenanceRequest> = {
+  encode(message: SetMaintenanceRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.context !== undefined) {
+      RequestContext.encode(message.context, writer.uint32(10).fork()).join();
+    }
+    if (message.expectedRevision !== "0") {
+      writer.uint32(16).int64(message.expectedRevision);
+    }
+    if (message.enabled !== false) {
+      writer.uint32(24).bool(message.enabled);
+    }
+    if (message.reason !== "") {
+      writer.uint32(34).string(message.reason);
+    }
+    if (message.plannedEndAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.plannedEndAt), writer.uint32(42).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SetMaintenanceRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSetMaintenanceRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.context = RequestContext.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.expectedRevision = reader.int64().toString();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.enabled = reader.bool();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.plannedEndAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SetMaintenanceRequest {
+    return {
+      context: isSet(object.context) ? RequestContext.fromJSON(object.context) : undefined,
+      expectedRevision: isSet(object.expectedRevision)
+        ? globalThis.String(object.expectedRevision)
+        : isSet(object.expected_revision)
+        ? globalThis.String(object.expected_revision)
+        : "0",
+      enabled: isSet(object.enabled) ? globalThis.Boolean(object.enabled) : false,
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+      plannedEndAt: isSet(object.plannedEndAt)
+        ? globalThis.String(object.plannedEndAt)
+        : isSet(object.planned_end_at)
+        ? globalThis.String(object.planned_end_at)
+        : undefined,
+    };
+  },
+
+  toJSON(message: SetMaintenanceRequest): unknown {
+    const obj: any = {};
+    if (message.context !== undefined) {
+      obj.context = RequestContext.toJSON(message.context);
+    }
+    if (message.expectedRevision !== "0") {
+      obj.expectedRevision = message.expectedRevision;
+    }
+    if (message.enabled !== false) {
+      obj.enabled = message.enabled;
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    if (message.plannedEndAt !== undefined) {
+      obj.plannedEndAt = message.plannedEndAt;
+    }
+    return obj;
+  },
+};
+
 export type IdentityServiceService = typeof IdentityServiceService;
 export const IdentityServiceService = {
   /** Reports the running service's name, version and applied schema version. */
@@ -80,11 +7561,340 @@ export const IdentityServiceService = {
     responseSerialize: (value: ServiceStatus): Buffer => Buffer.from(ServiceStatus.encode(value).finish()),
     responseDeserialize: (value: Buffer): ServiceStatus => ServiceStatus.decode(value),
   },
+  /**
+   * Authentication (the edge calls these on every request).
+   * Resolves a credential (session token or API key) to a principal and, when asked, the principal's access to a team.
+   */
+  authenticate: {
+    path: "/platform.identity.v1.IdentityService/Authenticate" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: AuthenticateRequest): Buffer => Buffer.from(AuthenticateRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): AuthenticateRequest => AuthenticateRequest.decode(value),
+    responseSerialize: (value: AuthenticateResponse): Buffer =>
+      Buffer.from(AuthenticateResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): AuthenticateResponse => AuthenticateResponse.decode(value),
+  },
+  /** Checks a person's password and starts a browser session. */
+  signIn: {
+    path: "/platform.identity.v1.IdentityService/SignIn" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: SignInRequest): Buffer => Buffer.from(SignInRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): SignInRequest => SignInRequest.decode(value),
+    responseSerialize: (value: SignInResponse): Buffer => Buffer.from(SignInResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): SignInResponse => SignInResponse.decode(value),
+  },
+  /** Ends a browser session (idempotent). */
+  signOut: {
+    path: "/platform.identity.v1.IdentityService/SignOut" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: SignOutRequest): Buffer => Buffer.from(SignOutRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): SignOutRequest => SignOutRequest.decode(value),
+    responseSerialize: (value: SignOutResponse): Buffer => Buffer.from(SignOutResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): SignOutResponse => SignOutResponse.decode(value),
+  },
+  /** The signed-in person with their teams and roles. */
+  getMe: {
+    path: "/platform.identity.v1.IdentityService/GetMe" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetMeRequest): Buffer => Buffer.from(GetMeRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetMeRequest => GetMeRequest.decode(value),
+    responseSerialize: (value: Me): Buffer => Buffer.from(Me.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Me => Me.decode(value),
+  },
+  /** People (platform administration). */
+  createPerson: {
+    path: "/platform.identity.v1.IdentityService/CreatePerson" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: CreatePersonRequest): Buffer => Buffer.from(CreatePersonRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): CreatePersonRequest => CreatePersonRequest.decode(value),
+    responseSerialize: (value: Person): Buffer => Buffer.from(Person.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Person => Person.decode(value),
+  },
+  listPeople: {
+    path: "/platform.identity.v1.IdentityService/ListPeople" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListPeopleRequest): Buffer => Buffer.from(ListPeopleRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListPeopleRequest => ListPeopleRequest.decode(value),
+    responseSerialize: (value: ListPeopleResponse): Buffer => Buffer.from(ListPeopleResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListPeopleResponse => ListPeopleResponse.decode(value),
+  },
+  getPerson: {
+    path: "/platform.identity.v1.IdentityService/GetPerson" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetPersonRequest): Buffer => Buffer.from(GetPersonRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetPersonRequest => GetPersonRequest.decode(value),
+    responseSerialize: (value: Person): Buffer => Buffer.from(Person.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Person => Person.decode(value),
+  },
+  updatePerson: {
+    path: "/platform.identity.v1.IdentityService/UpdatePerson" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: UpdatePersonRequest): Buffer => Buffer.from(UpdatePersonRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): UpdatePersonRequest => UpdatePersonRequest.decode(value),
+    responseSerialize: (value: Person): Buffer => Buffer.from(Person.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Person => Person.decode(value),
+  },
+  /** Teams and memberships. */
+  createTeam: {
+    path: "/platform.identity.v1.IdentityService/CreateTeam" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: CreateTeamRequest): Buffer => Buffer.from(CreateTeamRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): CreateTeamRequest => CreateTeamRequest.decode(value),
+    responseSerialize: (value: Team): Buffer => Buffer.from(Team.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Team => Team.decode(value),
+  },
+  listTeams: {
+    path: "/platform.identity.v1.IdentityService/ListTeams" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListTeamsRequest): Buffer => Buffer.from(ListTeamsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListTeamsRequest => ListTeamsRequest.decode(value),
+    responseSerialize: (value: ListTeamsResponse): Buffer => Buffer.from(ListTeamsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListTeamsResponse => ListTeamsResponse.decode(value),
+  },
+  getTeam: {
+    path: "/platform.identity.v1.IdentityService/GetTeam" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetTeamRequest): Buffer => Buffer.from(GetTeamRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetTeamRequest => GetTeamRequest.decode(value),
+    responseSerialize: (value: Team): Buffer => Buffer.from(Team.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Team => Team.decode(value),
+  },
+  updateTeam: {
+    path: "/platform.identity.v1.IdentityService/UpdateTeam" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: UpdateTeamRequest): Buffer => Buffer.from(UpdateTeamRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): UpdateTeamRequest => UpdateTeamRequest.decode(value),
+    responseSerialize: (value: Team): Buffer => Buffer.from(Team.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Team => Team.decode(value),
+  },
+  listMembers: {
+    path: "/platform.identity.v1.IdentityService/ListMembers" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListMembersRequest): Buffer => Buffer.from(ListMembersRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListMembersRequest => ListMembersRequest.decode(value),
+    responseSerialize: (value: ListMembersResponse): Buffer => Buffer.from(ListMembersResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListMembersResponse => ListMembersResponse.decode(value),
+  },
+  addMember: {
+    path: "/platform.identity.v1.IdentityService/AddMember" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: AddMemberRequest): Buffer => Buffer.from(AddMemberRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): AddMemberRequest => AddMemberRequest.decode(value),
+    responseSerialize: (value: Member): Buffer => Buffer.from(Member.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Member => Member.decode(value),
+  },
+  updateMember: {
+    path: "/platform.identity.v1.IdentityService/UpdateMember" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: UpdateMemberRequest): Buffer => Buffer.from(UpdateMemberRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): UpdateMemberRequest => UpdateMemberRequest.decode(value),
+    responseSerialize: (value: Member): Buffer => Buffer.from(Member.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Member => Member.decode(value),
+  },
+  removeMember: {
+    path: "/platform.identity.v1.IdentityService/RemoveMember" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: RemoveMemberRequest): Buffer => Buffer.from(RemoveMemberRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RemoveMemberRequest => RemoveMemberRequest.decode(value),
+    responseSerialize: (value: RemoveMemberResponse): Buffer =>
+      Buffer.from(RemoveMemberResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): RemoveMemberResponse => RemoveMemberResponse.decode(value),
+  },
+  /** API keys. */
+  createApiKey: {
+    path: "/platform.identity.v1.IdentityService/CreateApiKey" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: CreateApiKeyRequest): Buffer => Buffer.from(CreateApiKeyRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): CreateApiKeyRequest => CreateApiKeyRequest.decode(value),
+    responseSerialize: (value: CreatedApiKey): Buffer => Buffer.from(CreatedApiKey.encode(value).finish()),
+    responseDeserialize: (value: Buffer): CreatedApiKey => CreatedApiKey.decode(value),
+  },
+  listApiKeys: {
+    path: "/platform.identity.v1.IdentityService/ListApiKeys" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListApiKeysRequest): Buffer => Buffer.from(ListApiKeysRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListApiKeysRequest => ListApiKeysRequest.decode(value),
+    responseSerialize: (value: ListApiKeysResponse): Buffer => Buffer.from(ListApiKeysResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListApiKeysResponse => ListApiKeysResponse.decode(value),
+  },
+  getApiKey: {
+    path: "/platform.identity.v1.IdentityService/GetApiKey" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetApiKeyRequest): Buffer => Buffer.from(GetApiKeyRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetApiKeyRequest => GetApiKeyRequest.decode(value),
+    responseSerialize: (value: ApiKey): Buffer => Buffer.from(ApiKey.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ApiKey => ApiKey.decode(value),
+  },
+  revokeApiKey: {
+    path: "/platform.identity.v1.IdentityService/RevokeApiKey" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: RevokeApiKeyRequest): Buffer => Buffer.from(RevokeApiKeyRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RevokeApiKeyRequest => RevokeApiKeyRequest.decode(value),
+    responseSerialize: (value: ApiKey): Buffer => Buffer.from(ApiKey.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ApiKey => ApiKey.decode(value),
+  },
+  /** Service accounts. */
+  createServiceAccount: {
+    path: "/platform.identity.v1.IdentityService/CreateServiceAccount" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: CreateServiceAccountRequest): Buffer =>
+      Buffer.from(CreateServiceAccountRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): CreateServiceAccountRequest => CreateServiceAccountRequest.decode(value),
+    responseSerialize: (value: ServiceAccount): Buffer => Buffer.from(ServiceAccount.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ServiceAccount => ServiceAccount.decode(value),
+  },
+  listServiceAccounts: {
+    path: "/platform.identity.v1.IdentityService/ListServiceAccounts" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListServiceAccountsRequest): Buffer =>
+      Buffer.from(ListServiceAccountsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListServiceAccountsRequest => ListServiceAccountsRequest.decode(value),
+    responseSerialize: (value: ListServiceAccountsResponse): Buffer =>
+      Buffer.from(ListServiceAccountsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListServiceAccountsResponse => ListServiceAccountsResponse.decode(value),
+  },
+  getServiceAccount: {
+    path: "/platform.identity.v1.IdentityService/GetServiceAccount" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetServiceAccountRequest): Buffer =>
+      Buffer.from(GetServiceAccountRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetServiceAccountRequest => GetServiceAccountRequest.decode(value),
+    responseSerialize: (value: ServiceAccount): Buffer => Buffer.from(ServiceAccount.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ServiceAccount => ServiceAccount.decode(value),
+  },
+  updateServiceAccount: {
+    path: "/platform.identity.v1.IdentityService/UpdateServiceAccount" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: UpdateServiceAccountRequest): Buffer =>
+      Buffer.from(UpdateServiceAccountRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): UpdateServiceAccountRequest => UpdateServiceAccountRequest.decode(value),
+    responseSerialize: (value: ServiceAccount): Buffer => Buffer.from(ServiceAccount.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ServiceAccount => ServiceAccount.decode(value),
+  },
+  deleteServiceAccount: {
+    path: "/platform.identity.v1.IdentityService/DeleteServiceAccount" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: DeleteServiceAccountRequest): Buffer =>
+      Buffer.from(DeleteServiceAccountRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): DeleteServiceAccountRequest => DeleteServiceAccountRequest.decode(value),
+    responseSerialize: (value: DeleteServiceAccountResponse): Buffer =>
+      Buffer.from(DeleteServiceAccountResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): DeleteServiceAccountResponse => DeleteServiceAccountResponse.decode(value),
+  },
+  /** Audit log. */
+  listAuditEntries: {
+    path: "/platform.identity.v1.IdentityService/ListAuditEntries" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListAuditEntriesRequest): Buffer =>
+      Buffer.from(ListAuditEntriesRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListAuditEntriesRequest => ListAuditEntriesRequest.decode(value),
+    responseSerialize: (value: ListAuditEntriesResponse): Buffer =>
+      Buffer.from(ListAuditEntriesResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListAuditEntriesResponse => ListAuditEntriesResponse.decode(value),
+  },
+  getAuditEntry: {
+    path: "/platform.identity.v1.IdentityService/GetAuditEntry" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetAuditEntryRequest): Buffer => Buffer.from(GetAuditEntryRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetAuditEntryRequest => GetAuditEntryRequest.decode(value),
+    responseSerialize: (value: AuditEntry): Buffer => Buffer.from(AuditEntry.encode(value).finish()),
+    responseDeserialize: (value: Buffer): AuditEntry => AuditEntry.decode(value),
+  },
+  /** Maintenance mode. */
+  getMaintenance: {
+    path: "/platform.identity.v1.IdentityService/GetMaintenance" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetMaintenanceRequest): Buffer =>
+      Buffer.from(GetMaintenanceRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetMaintenanceRequest => GetMaintenanceRequest.decode(value),
+    responseSerialize: (value: Maintenance): Buffer => Buffer.from(Maintenance.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Maintenance => Maintenance.decode(value),
+  },
+  setMaintenance: {
+    path: "/platform.identity.v1.IdentityService/SetMaintenance" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: SetMaintenanceRequest): Buffer =>
+      Buffer.from(SetMaintenanceRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): SetMaintenanceRequest => SetMaintenanceRequest.decode(value),
+    responseSerialize: (value: Maintenance): Buffer => Buffer.from(Maintenance.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Maintenance => Maintenance.decode(value),
+  },
 } as const;
 
 export interface IdentityServiceServer extends UntypedServiceImplementation {
   /** Reports the running service's name, version and applied schema version. */
   getServiceStatus: handleUnaryCall<GetServiceStatusRequest, ServiceStatus>;
+  /**
+   * Authentication (the edge calls these on every request).
+   * Resolves a credential (session token or API key) to a principal and, when asked, the principal's access to a team.
+   */
+  authenticate: handleUnaryCall<AuthenticateRequest, AuthenticateResponse>;
+  /** Checks a person's password and starts a browser session. */
+  signIn: handleUnaryCall<SignInRequest, SignInResponse>;
+  /** Ends a browser session (idempotent). */
+  signOut: handleUnaryCall<SignOutRequest, SignOutResponse>;
+  /** The signed-in person with their teams and roles. */
+  getMe: handleUnaryCall<GetMeRequest, Me>;
+  /** People (platform administration). */
+  createPerson: handleUnaryCall<CreatePersonRequest, Person>;
+  listPeople: handleUnaryCall<ListPeopleRequest, ListPeopleResponse>;
+  getPerson: handleUnaryCall<GetPersonRequest, Person>;
+  updatePerson: handleUnaryCall<UpdatePersonRequest, Person>;
+  /** Teams and memberships. */
+  createTeam: handleUnaryCall<CreateTeamRequest, Team>;
+  listTeams: handleUnaryCall<ListTeamsRequest, ListTeamsResponse>;
+  getTeam: handleUnaryCall<GetTeamRequest, Team>;
+  updateTeam: handleUnaryCall<UpdateTeamRequest, Team>;
+  listMembers: handleUnaryCall<ListMembersRequest, ListMembersResponse>;
+  addMember: handleUnaryCall<AddMemberRequest, Member>;
+  updateMember: handleUnaryCall<UpdateMemberRequest, Member>;
+  removeMember: handleUnaryCall<RemoveMemberRequest, RemoveMemberResponse>;
+  /** API keys. */
+  createApiKey: handleUnaryCall<CreateApiKeyRequest, CreatedApiKey>;
+  listApiKeys: handleUnaryCall<ListApiKeysRequest, ListApiKeysResponse>;
+  getApiKey: handleUnaryCall<GetApiKeyRequest, ApiKey>;
+  revokeApiKey: handleUnaryCall<RevokeApiKeyRequest, ApiKey>;
+  /** Service accounts. */
+  createServiceAccount: handleUnaryCall<CreateServiceAccountRequest, ServiceAccount>;
+  listServiceAccounts: handleUnaryCall<ListServiceAccountsRequest, ListServiceAccountsResponse>;
+  getServiceAccount: handleUnaryCall<GetServiceAccountRequest, ServiceAccount>;
+  updateServiceAccount: handleUnaryCall<UpdateServiceAccountRequest, ServiceAccount>;
+  deleteServiceAccount: handleUnaryCall<DeleteServiceAccountRequest, DeleteServiceAccountResponse>;
+  /** Audit log. */
+  listAuditEntries: handleUnaryCall<ListAuditEntriesRequest, ListAuditEntriesResponse>;
+  getAuditEntry: handleUnaryCall<GetAuditEntryRequest, AuditEntry>;
+  /** Maintenance mode. */
+  getMaintenance: handleUnaryCall<GetMaintenanceRequest, Maintenance>;
+  setMaintenance: handleUnaryCall<SetMaintenanceRequest, Maintenance>;
 }
 
 export interface IdentityServiceClient extends Client {
@@ -104,6 +7914,448 @@ export interface IdentityServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ServiceStatus) => void,
   ): ClientUnaryCall;
+  /**
+   * Authentication (the edge calls these on every request).
+   * Resolves a credential (session token or API key) to a principal and, when asked, the principal's access to a team.
+   */
+  authenticate(
+    request: AuthenticateRequest,
+    callback: (error: ServiceError | null, response: AuthenticateResponse) => void,
+  ): ClientUnaryCall;
+  authenticate(
+    request: AuthenticateRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: AuthenticateResponse) => void,
+  ): ClientUnaryCall;
+  authenticate(
+    request: AuthenticateRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: AuthenticateResponse) => void,
+  ): ClientUnaryCall;
+  /** Checks a person's password and starts a browser session. */
+  signIn(
+    request: SignInRequest,
+    callback: (error: ServiceError | null, response: SignInResponse) => void,
+  ): ClientUnaryCall;
+  signIn(
+    request: SignInRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: SignInResponse) => void,
+  ): ClientUnaryCall;
+  signIn(
+    request: SignInRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: SignInResponse) => void,
+  ): ClientUnaryCall;
+  /** Ends a browser session (idempotent). */
+  signOut(
+    request: SignOutRequest,
+    callback: (error: ServiceError | null, response: SignOutResponse) => void,
+  ): ClientUnaryCall;
+  signOut(
+    request: SignOutRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: SignOutResponse) => void,
+  ): ClientUnaryCall;
+  signOut(
+    request: SignOutRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: SignOutResponse) => void,
+  ): ClientUnaryCall;
+  /** The signed-in person with their teams and roles. */
+  getMe(request: GetMeRequest, callback: (error: ServiceError | null, response: Me) => void): ClientUnaryCall;
+  getMe(
+    request: GetMeRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Me) => void,
+  ): ClientUnaryCall;
+  getMe(
+    request: GetMeRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Me) => void,
+  ): ClientUnaryCall;
+  /** People (platform administration). */
+  createPerson(
+    request: CreatePersonRequest,
+    callback: (error: ServiceError | null, response: Person) => void,
+  ): ClientUnaryCall;
+  createPerson(
+    request: CreatePersonRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Person) => void,
+  ): ClientUnaryCall;
+  createPerson(
+    request: CreatePersonRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Person) => void,
+  ): ClientUnaryCall;
+  listPeople(
+    request: ListPeopleRequest,
+    callback: (error: ServiceError | null, response: ListPeopleResponse) => void,
+  ): ClientUnaryCall;
+  listPeople(
+    request: ListPeopleRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListPeopleResponse) => void,
+  ): ClientUnaryCall;
+  listPeople(
+    request: ListPeopleRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListPeopleResponse) => void,
+  ): ClientUnaryCall;
+  getPerson(
+    request: GetPersonRequest,
+    callback: (error: ServiceError | null, response: Person) => void,
+  ): ClientUnaryCall;
+  getPerson(
+    request: GetPersonRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Person) => void,
+  ): ClientUnaryCall;
+  getPerson(
+    request: GetPersonRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Person) => void,
+  ): ClientUnaryCall;
+  updatePerson(
+    request: UpdatePersonRequest,
+    callback: (error: ServiceError | null, response: Person) => void,
+  ): ClientUnaryCall;
+  updatePerson(
+    request: UpdatePersonRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Person) => void,
+  ): ClientUnaryCall;
+  updatePerson(
+    request: UpdatePersonRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Person) => void,
+  ): ClientUnaryCall;
+  /** Teams and memberships. */
+  createTeam(
+    request: CreateTeamRequest,
+    callback: (error: ServiceError | null, response: Team) => void,
+  ): ClientUnaryCall;
+  createTeam(
+    request: CreateTeamRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Team) => void,
+  ): ClientUnaryCall;
+  createTeam(
+    request: CreateTeamRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Team) => void,
+  ): ClientUnaryCall;
+  listTeams(
+    request: ListTeamsRequest,
+    callback: (error: ServiceError | null, response: ListTeamsResponse) => void,
+  ): ClientUnaryCall;
+  listTeams(
+    request: ListTeamsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListTeamsResponse) => void,
+  ): ClientUnaryCall;
+  listTeams(
+    request: ListTeamsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListTeamsResponse) => void,
+  ): ClientUnaryCall;
+  getTeam(request: GetTeamRequest, callback: (error: ServiceError | null, response: Team) => void): ClientUnaryCall;
+  getTeam(
+    request: GetTeamRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Team) => void,
+  ): ClientUnaryCall;
+  getTeam(
+    request: GetTeamRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Team) => void,
+  ): ClientUnaryCall;
+  updateTeam(
+    request: UpdateTeamRequest,
+    callback: (error: ServiceError | null, response: Team) => void,
+  ): ClientUnaryCall;
+  updateTeam(
+    request: UpdateTeamRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Team) => void,
+  ): ClientUnaryCall;
+  updateTeam(
+    request: UpdateTeamRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Team) => void,
+  ): ClientUnaryCall;
+  listMembers(
+    request: ListMembersRequest,
+    callback: (error: ServiceError | null, response: ListMembersResponse) => void,
+  ): ClientUnaryCall;
+  listMembers(
+    request: ListMembersRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListMembersResponse) => void,
+  ): ClientUnaryCall;
+  listMembers(
+    request: ListMembersRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListMembersResponse) => void,
+  ): ClientUnaryCall;
+  addMember(
+    request: AddMemberRequest,
+    callback: (error: ServiceError | null, response: Member) => void,
+  ): ClientUnaryCall;
+  addMember(
+    request: AddMemberRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Member) => void,
+  ): ClientUnaryCall;
+  addMember(
+    request: AddMemberRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Member) => void,
+  ): ClientUnaryCall;
+  updateMember(
+    request: UpdateMemberRequest,
+    callback: (error: ServiceError | null, response: Member) => void,
+  ): ClientUnaryCall;
+  updateMember(
+    request: UpdateMemberRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Member) => void,
+  ): ClientUnaryCall;
+  updateMember(
+    request: UpdateMemberRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Member) => void,
+  ): ClientUnaryCall;
+  removeMember(
+    request: RemoveMemberRequest,
+    callback: (error: ServiceError | null, response: RemoveMemberResponse) => void,
+  ): ClientUnaryCall;
+  removeMember(
+    request: RemoveMemberRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: RemoveMemberResponse) => void,
+  ): ClientUnaryCall;
+  removeMember(
+    request: RemoveMemberRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: RemoveMemberResponse) => void,
+  ): ClientUnaryCall;
+  /** API keys. */
+  createApiKey(
+    request: CreateApiKeyRequest,
+    callback: (error: ServiceError | null, response: CreatedApiKey) => void,
+  ): ClientUnaryCall;
+  createApiKey(
+    request: CreateApiKeyRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: CreatedApiKey) => void,
+  ): ClientUnaryCall;
+  createApiKey(
+    request: CreateApiKeyRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: CreatedApiKey) => void,
+  ): ClientUnaryCall;
+  listApiKeys(
+    request: ListApiKeysRequest,
+    callback: (error: ServiceError | null, response: ListApiKeysResponse) => void,
+  ): ClientUnaryCall;
+  listApiKeys(
+    request: ListApiKeysRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListApiKeysResponse) => void,
+  ): ClientUnaryCall;
+  listApiKeys(
+    request: ListApiKeysRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListApiKeysResponse) => void,
+  ): ClientUnaryCall;
+  getApiKey(
+    request: GetApiKeyRequest,
+    callback: (error: ServiceError | null, response: ApiKey) => void,
+  ): ClientUnaryCall;
+  getApiKey(
+    request: GetApiKeyRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ApiKey) => void,
+  ): ClientUnaryCall;
+  getApiKey(
+    request: GetApiKeyRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ApiKey) => void,
+  ): ClientUnaryCall;
+  revokeApiKey(
+    request: RevokeApiKeyRequest,
+    callback: (error: ServiceError | null, response: ApiKey) => void,
+  ): ClientUnaryCall;
+  revokeApiKey(
+    request: RevokeApiKeyRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ApiKey) => void,
+  ): ClientUnaryCall;
+  revokeApiKey(
+    request: RevokeApiKeyRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ApiKey) => void,
+  ): ClientUnaryCall;
+  /** Service accounts. */
+  createServiceAccount(
+    request: CreateServiceAccountRequest,
+    callback: (error: ServiceError | null, response: ServiceAccount) => void,
+  ): ClientUnaryCall;
+  createServiceAccount(
+    request: CreateServiceAccountRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ServiceAccount) => void,
+  ): ClientUnaryCall;
+  createServiceAccount(
+    request: CreateServiceAccountRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ServiceAccount) => void,
+  ): ClientUnaryCall;
+  listServiceAccounts(
+    request: ListServiceAccountsRequest,
+    callback: (error: ServiceError | null, response: ListServiceAccountsResponse) => void,
+  ): ClientUnaryCall;
+  listServiceAccounts(
+    request: ListServiceAccountsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListServiceAccountsResponse) => void,
+  ): ClientUnaryCall;
+  listServiceAccounts(
+    request: ListServiceAccountsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListServiceAccountsResponse) => void,
+  ): ClientUnaryCall;
+  getServiceAccount(
+    request: GetServiceAccountRequest,
+    callback: (error: ServiceError | null, response: ServiceAccount) => void,
+  ): ClientUnaryCall;
+  getServiceAccount(
+    request: GetServiceAccountRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ServiceAccount) => void,
+  ): ClientUnaryCall;
+  getServiceAccount(
+    request: GetServiceAccountRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ServiceAccount) => void,
+  ): ClientUnaryCall;
+  updateServiceAccount(
+    request: UpdateServiceAccountRequest,
+    callback: (error: ServiceError | null, response: ServiceAccount) => void,
+  ): ClientUnaryCall;
+  updateServiceAccount(
+    request: UpdateServiceAccountRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ServiceAccount) => void,
+  ): ClientUnaryCall;
+  updateServiceAccount(
+    request: UpdateServiceAccountRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ServiceAccount) => void,
+  ): ClientUnaryCall;
+  deleteServiceAccount(
+    request: DeleteServiceAccountRequest,
+    callback: (error: ServiceError | null, response: DeleteServiceAccountResponse) => void,
+  ): ClientUnaryCall;
+  deleteServiceAccount(
+    request: DeleteServiceAccountRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: DeleteServiceAccountResponse) => void,
+  ): ClientUnaryCall;
+  deleteServiceAccount(
+    request: DeleteServiceAccountRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: DeleteServiceAccountResponse) => void,
+  ): ClientUnaryCall;
+  /** Audit log. */
+  listAuditEntries(
+    request: ListAuditEntriesRequest,
+    callback: (error: ServiceError | null, response: ListAuditEntriesResponse) => void,
+  ): ClientUnaryCall;
+  listAuditEntries(
+    request: ListAuditEntriesRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListAuditEntriesResponse) => void,
+  ): ClientUnaryCall;
+  listAuditEntries(
+    request: ListAuditEntriesRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListAuditEntriesResponse) => void,
+  ): ClientUnaryCall;
+  getAuditEntry(
+    request: GetAuditEntryRequest,
+    callback: (error: ServiceError | null, response: AuditEntry) => void,
+  ): ClientUnaryCall;
+  getAuditEntry(
+    request: GetAuditEntryRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: AuditEntry) => void,
+  ): ClientUnaryCall;
+  getAuditEntry(
+    request: GetAuditEntryRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: AuditEntry) => void,
+  ): ClientUnaryCall;
+  /** Maintenance mode. */
+  getMaintenance(
+    request: GetMaintenanceRequest,
+    callback: (error: ServiceError | null, response: Maintenance) => void,
+  ): ClientUnaryCall;
+  getMaintenance(
+    request: GetMaintenanceRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Maintenance) => void,
+  ): ClientUnaryCall;
+  getMaintenance(
+    request: GetMaintenanceRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Maintenance) => void,
+  ): ClientUnaryCall;
+  setMaintenance(
+    request: SetMaintenanceRequest,
+    callback: (error: ServiceError | null, response: Maintenance) => void,
+  ): ClientUnaryCall;
+  setMaintenance(
+    request: SetMaintenanceRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Maintenance) => void,
+  ): ClientUnaryCall;
+  setMaintenance(
+    request: SetMaintenanceRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Maintenance) => void,
+  ): ClientUnaryCall;
 }
 
 export const IdentityServiceClient = makeGenericClientConstructor(
@@ -114,6 +8366,23 @@ export const IdentityServiceClient = makeGenericClientConstructor(
   service: typeof IdentityServiceService;
   serviceName: string;
 };
+
+function toTimestamp(dateStr: string): Timestamp {
+  const date = new globalThis.Date(dateStr);
+  const seconds = Math.trunc(date.getTime() / 1_000).toString();
+  const nanos = (date.getTime() % 1_000) * 1_000_000;
+  return { seconds, nanos };
+}
+
+function fromTimestamp(t: Timestamp): string {
+  let millis = (globalThis.Number(t.seconds) || 0) * 1_000;
+  millis += (t.nanos || 0) / 1_000_000;
+  return new globalThis.Date(millis).toISOString();
+}
+
+function isSet(value: any): boolean {
+  return value !== null && value !== undefined;
+}
 
 interface MessageFns<T> {
   encode(message: T, writer?: BinaryWriter): BinaryWriter;

@@ -1,0 +1,23 @@
+import type { Cache, Logger, RateLimiter, ServiceClients } from '@platform/runtime';
+
+/** What the edge's routes and pages work with. */
+export interface EdgeDeps {
+  clients: ServiceClients;
+  cache: Cache;
+  rateLimiter: RateLimiter;
+  logger: Logger;
+  settings: EdgeSettings;
+}
+
+export interface EdgeSettings {
+  /** The public address (APP_URL), without a trailing slash. */
+  appUrl: string;
+  instanceName: string;
+  sessionTtlSeconds: number;
+  apiKeyRateLimitPerMinute: number;
+}
+
+/** Cookies are Secure (and `__Host-` prefixed) when the installation is served over https. */
+export function secureCookies(settings: EdgeSettings): boolean {
+  return settings.appUrl.startsWith('https:');
+}

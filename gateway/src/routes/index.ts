@@ -1,0 +1,31 @@
+import type { Express } from 'express';
+import type { EdgeDeps } from '../edge-deps';
+import type { AnyRouteDefinition } from '../route';
+import { mountSignInPage } from '../pages/sign-in';
+import { apiKeyRoutes } from './api-keys';
+import { auditRoutes } from './audit';
+import { authRoutes } from './auth';
+import { maintenanceRoutes } from './maintenance';
+import { peopleRoutes } from './people';
+import { serviceAccountRoutes } from './service-accounts';
+import { teamRoutes } from './teams';
+
+/** Every `/v1` route of the platform, grouped by area (one file each). */
+export function v1Routes(deps: EdgeDeps): AnyRouteDefinition[] {
+  return [
+    ...authRoutes(deps),
+    ...peopleRoutes(deps),
+    ...teamRoutes(deps),
+    ...apiKeyRoutes(deps),
+    ...serviceAccountRoutes(deps),
+    ...auditRoutes(deps),
+    ...maintenanceRoutes(deps),
+  ];
+}
+
+/** Routes outside `/v1`: browser pages, and later OAuth, discovery and the MCP gateway. */
+export function mountNonApiRoutes(deps: EdgeDeps): (app: Express) => void {
+  return (app) => {
+    mountSignInPage(app, deps);
+  };
+}

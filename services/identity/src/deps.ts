@@ -1,0 +1,16 @@
+import type { Cache, Database, Logger, PlatformConfig, Secrets } from '@platform/runtime';
+
+/** What the identity service's domain and store functions work with. */
+export interface IdentityDeps {
+  db: Database;
+  secrets: Secrets;
+  cache: Cache;
+  logger: Logger;
+  config: PlatformConfig;
+}
+
+/** The schema this service owns; every SQL statement names it. */
+export const SCHEMA = 'identity';
+
+/** The platform-owned team (created by migration 0002) holding platform-level resources and audit entries. */
+export const PLATFORM_TEAM_ID = '00000000-0000-4000-8000-000000000001';

@@ -15,6 +15,8 @@ export interface EdgeSettings {
   instanceName: string;
   sessionTtlSeconds: number;
   apiKeyRateLimitPerMinute: number;
+  /** How long an edge may remember an authentication while nothing changed (0: ask identity every time). */
+  authCacheSeconds: number;
 }
 
 /** Cookies are Secure (and `__Host-` prefixed) when the installation is served over https. */

@@ -22,6 +22,7 @@ export function createEdge(deps: EdgeDeps, options: { bodyLimitBytes: number; tr
       appUrl: deps.settings.appUrl,
       rateLimiter: deps.rateLimiter,
       apiKeyRateLimit: { limit: deps.settings.apiKeyRateLimitPerMinute, windowMs: 60_000 },
+      ...(deps.settings.authCacheSeconds > 0 ? { cache: deps.cache, cacheTtlMs: deps.settings.authCacheSeconds * 1000 } : {}),
     }),
     mount: mountNonApiRoutes(deps),
   });

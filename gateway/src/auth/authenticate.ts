@@ -1,7 +1,17 @@
 import type { Request } from 'express';
 import type { AuthenticateRequest, AuthenticateResponse, IdentityServiceClient } from '@platform/proto/gen/platform/identity/v1/identity';
 import { PrincipalKind } from '@platform/proto/gen/platform/identity/v1/identity';
-import { AppError, constantTimeEqual, rateLimitError, type AsyncClient, type RateLimiter, type RateLimitRule } from '@platform/runtime';
+import {
+  AppError,
+  constantTimeEqual,
+  rateLimitError,
+  readAuthGeneration,
+  type AsyncClient,
+  type Cache,
+  type RateLimiter,
+  type RateLimitRule,
+} from '@platform/runtime';
+import { AuthenticationCache } from './authentication-cache';
 import type { AnyRouteDefinition } from '../route';
 import { parseTeamRef } from '../team-ref';
 import type { Caller } from './caller';
@@ -16,6 +26,10 @@ export interface AuthenticatorOptions {
   rateLimiter: RateLimiter;
   /** Requests an API key may make per window (§8: 300 per minute by default). */
   apiKeyRateLimit: RateLimitRule;
+  /** The shared cache holding the auth generation; with it, answers are remembered between requests. */
+  cache?: Cache;
+  /** How long an answer may be remembered at most. */
+  cacheTtlMs?: number;
 }
 
 type Credential = NonNullable<AuthenticateRequest['credential']>;
@@ -30,6 +44,19 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 export function createAuthenticator(options: AuthenticatorOptions) {
   const secure = new URL(options.appUrl).protocol === 'https:';
   const appOrigin = new URL(options.appUrl).origin;
+  const remembered = new AuthenticationCache({ ttlMs: options.cacheTtlMs ?? 10_000, maxEntries: 10_000 });
+
+  /** Who the credential is: from this process's memory while the auth generation is unchanged, else identity. */
+  const identify = async (credential: Credential, teamRef: string): Promise<AuthenticateResponse> => {
+    if (!options.cache) return options.identity.authenticate({ credential, teamRef });
+    const key = AuthenticationCache.keyOf(credential.value, teamRef);
+    const generation = await readAuthGeneration(options.cache);
+    const cached = remembered.get(key, generation);
+    if (cached) return cached;
+    const response = await options.identity.authenticate({ credential, teamRef });
+    remembered.set(key, response, generation);
+    return response;
+  };
 
   return async (req: Request, route: AnyRouteDefinition): Promise<Caller | null> => {
     const policy = route.auth as RoutePolicy;
@@ -42,7 +69,7 @@ export function createAuthenticator(options: AuthenticatorOptions) {
     const teamRef = hasTeamParam ? String(req.params.team ?? '') : '';
     if (teamRef) parseTeamRef(teamRef); // a malformed slug or id cannot name a team: 404 before any lookup
 
-    const response = await options.identity.authenticate({ credential, teamRef });
+    const response = await identify(credential, teamRef);
     const caller = toCaller(response, req.ip ?? '');
     if (caller.credential === 'api_key') {
       const decision = await options.rateLimiter.consume(`api-key:${caller.principal.apiKeyId}`, options.apiKeyRateLimit);

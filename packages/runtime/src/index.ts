@@ -14,3 +14,4 @@ export * from './grpc';
 export * from './http';
 export * from './service';
 export * from './audit';
+export * from './maintenance';

@@ -38,6 +38,7 @@ export async function gatewayModule(ctx: PlatformContext, running: RunningModule
         instanceName: env.INSTANCE_NAME,
         sessionTtlSeconds: env.SESSION_TTL,
         apiKeyRateLimitPerMinute: env.API_KEY_RATE_LIMIT_PER_MINUTE,
+        authCacheSeconds: env.AUTH_CACHE_SECONDS,
       },
     },
     {

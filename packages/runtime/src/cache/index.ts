@@ -3,3 +3,4 @@ export * from './errors';
 export { createMemoryCache, type MemoryCacheOptions } from './memory-cache';
 export { createRedisCache, describeRedisUrl, type RedisCacheOptions } from './redis-cache';
 export { createCache } from './create-cache';
+export { readAuthGeneration, bumpAuthGeneration } from './auth-generation';

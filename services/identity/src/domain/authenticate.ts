@@ -12,6 +12,7 @@ const INVALID = () => AppError.unauthenticated('Invalid or expired credentials')
 interface SessionRow extends Pick<PersonRow, 'email' | 'display_name' | 'platform_role'> {
   session_id: string;
   person_id: string;
+  expires_at: Date;
 }
 
 interface ApiKeyRow {
@@ -25,6 +26,7 @@ interface ApiKeyRow {
   knowledge_base_ids: string[];
   agent_ids: string[];
   secret_digest: string;
+  expires_at: Date | null;
   team_archived: boolean;
   person_email: string | null;
   person_display_name: string | null;
@@ -53,7 +55,7 @@ export async function authenticate(deps: IdentityDeps, request: AuthenticateRequ
 
 async function authenticateSession(deps: IdentityDeps, token: string): Promise<{ principal: Principal; csrfToken: string }> {
   const { rows } = await deps.db.query<SessionRow>(
-    `SELECT s.id AS session_id, p.id AS person_id, p.email, p.display_name, p.platform_role
+    `SELECT s.id AS session_id, s.expires_at, p.id AS person_id, p.email, p.display_name, p.platform_role
        FROM identity.sessions s JOIN identity.people p ON p.id = s.person_id
       WHERE s.token_digest = $1 AND s.ended_at IS NULL AND s.expires_at > now() AND p.status = 'active'`,
     [deps.secrets.digester.digest(token)],
@@ -73,6 +75,7 @@ async function authenticateSession(deps: IdentityDeps, token: string): Promise<{
       displayName: row.display_name,
       platformRole: platformRoleOf(row.platform_role),
       sessionId: row.session_id,
+      expiresAt: row.expires_at.toISOString(),
     },
     csrfToken: csrfTokenFor(deps.secrets.digester, row.session_id),
   };
@@ -83,7 +86,7 @@ async function authenticateApiKey(deps: IdentityDeps, key: string): Promise<Prin
   if (!id) throw INVALID();
   const { rows } = await deps.db.query<ApiKeyRow>(
     `SELECT k.id, k.team_id, k.kind, k.person_id, k.service_account_id, k.name, k.scopes,
-            k.knowledge_base_ids::text[] AS knowledge_base_ids, k.agent_ids::text[] AS agent_ids, k.secret_digest,
+            k.knowledge_base_ids::text[] AS knowledge_base_ids, k.agent_ids::text[] AS agent_ids, k.secret_digest, k.expires_at,
             t.archived_at IS NOT NULL AS team_archived,
             p.email AS person_email, p.display_name AS person_display_name, p.status = 'active' AS person_active,
             m.role AS person_role,
@@ -127,6 +130,7 @@ async function authenticateApiKey(deps: IdentityDeps, key: string): Promise<Prin
     agentIds: row.agent_ids,
     serviceAccountId: row.service_account_id ?? '',
     serviceAccountName: row.account_name ?? '',
+    expiresAt: row.expires_at?.toISOString(),
   };
 }
 

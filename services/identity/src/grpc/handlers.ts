@@ -1,4 +1,4 @@
-import { readServiceStatus, type AsyncServiceImplementation } from '@platform/runtime';
+import { bumpAuthGeneration, readServiceStatus, type AsyncServiceImplementation } from '@platform/runtime';
 import type { IdentityServiceServer } from '@platform/proto/gen/platform/identity/v1/identity';
 import type { IdentityDeps } from '../deps';
 import { apiKeyHandlers } from './api-keys';
@@ -14,7 +14,7 @@ import { teamHandlers } from './teams';
  * Authorisation is the edge's (gateway/src/auth/policy.ts); handlers trust the request context it sends.
  */
 export function createIdentityHandlers(deps: IdentityDeps): AsyncServiceImplementation<IdentityServiceServer> {
-  return {
+  return invalidatingAuthentication(deps, {
     getServiceStatus: () => readServiceStatus('identity', deps.db),
     ...authHandlers(deps),
     ...peopleHandlers(deps),
@@ -23,7 +23,46 @@ export function createIdentityHandlers(deps: IdentityDeps): AsyncServiceImplemen
     ...serviceAccountHandlers(deps),
     ...auditHandlers(deps),
     ...maintenanceHandlers(deps),
-  };
+  });
+}
+
+/** Methods that change nothing that decides who a credential is or what it reaches. */
+const READ_ONLY = new Set<string>([
+  'getServiceStatus',
+  'authenticate',
+  'signIn',
+  'getMe',
+  'listPeople',
+  'getPerson',
+  'listTeams',
+  'getTeam',
+  'listMembers',
+  'listApiKeys',
+  'getApiKey',
+  'listServiceAccounts',
+  'getServiceAccount',
+  'listAuditEntries',
+  'getAuditEntry',
+  'getMaintenance',
+]);
+
+/**
+ * After every successful change, moves the shared auth generation on, so edges that remember authentications
+ * (gateway/src/auth/authentication-cache.ts) re-check at the next request. Done here, once for every method,
+ * so no change can forget it.
+ */
+function invalidatingAuthentication(deps: IdentityDeps, handlers: Implementation): Implementation {
+  const wrapped: Record<string, unknown> = {};
+  for (const [name, handler] of Object.entries(handlers) as [string, (...args: unknown[]) => Promise<unknown>][]) {
+    wrapped[name] = READ_ONLY.has(name)
+      ? handler
+      : async (...args: unknown[]) => {
+          const result = await handler(...args);
+          await bumpAuthGeneration(deps.cache);
+          return result;
+        };
+  }
+  return wrapped as Implementation;
 }
 
 /** The handlers of one area: a subset of the service's methods. */

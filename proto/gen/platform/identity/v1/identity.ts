@@ -288,6 +288,8 @@ export interface Principal {
   /** Set for keys of a service account. */
   serviceAccountId: string;
   serviceAccountName: string;
+  /** When the credential stops being valid (session end of life, key expiry); absent when it does not expire. */
+  expiresAt?: string | undefined;
 }
 
 /** How a principal reaches one team. */
@@ -805,6 +807,7 @@ function createBasePrincipal(): Principal {
     agentIds: [],
     serviceAccountId: "",
     serviceAccountName: "",
+    expiresAt: undefined,
   };
 }
 
@@ -854,6 +857,9 @@ export const Principal: MessageFns<Principal> = {
     }
     if (message.serviceAccountName !== "") {
       writer.uint32(122).string(message.serviceAccountName);
+    }
+    if (message.expiresAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.expiresAt), writer.uint32(130).fork()).join();
     }
     return writer;
   },
@@ -991,6 +997,14 @@ export const Principal: MessageFns<Principal> = {
             message.serviceAccountName = reader.string();
             continue;
           }
+          case 16: {
+            if (tag !== 130) {
+              break;
+            }
+
+            message.expiresAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1070,6 +1084,11 @@ export const Principal: MessageFns<Principal> = {
         : isSet(object.service_account_name)
         ? globalThis.String(object.service_account_name)
         : "",
+      expiresAt: isSet(object.expiresAt)
+        ? globalThis.String(object.expiresAt)
+        : isSet(object.expires_at)
+        ? globalThis.String(object.expires_at)
+        : undefined,
     };
   },
 
@@ -1119,6 +1138,9 @@ export const Principal: MessageFns<Principal> = {
     }
     if (message.serviceAccountName !== "") {
       obj.serviceAccountName = message.serviceAccountName;
+    }
+    if (message.expiresAt !== undefined) {
+      obj.expiresAt = message.expiresAt;
     }
     return obj;
   },

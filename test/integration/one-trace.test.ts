@@ -1,0 +1,52 @@
+import { SpanKind } from '@opentelemetry/api';
+import { ApiClient, installTestTracing, startTestPlatform, TEST_ADMIN, type TestPlatform } from '@platform/test';
+
+/**
+ * One request is one trace across the platform: the edge's SERVER span, the gRPC call to the identity service
+ * (CLIENT and SERVER spans), the SQL it runs, and the audit event's consumption after it crossed the outbox
+ * and the bus (Kafka under CI) all carry the trace id the caller sent in `traceparent`.
+ */
+const { exporter, uninstall } = installTestTracing();
+let platform: TestPlatform;
+
+beforeAll(async () => {
+  platform = await startTestPlatform();
+}, 60_000);
+afterAll(async () => {
+  await platform?.stop();
+  uninstall();
+});
+
+async function waitFor<T>(probe: () => T | undefined, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error('timed out waiting');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+it('carries the caller\'s trace id from the edge through gRPC and the outbox to the event consumer', async () => {
+  const admin = new ApiClient(platform);
+  expect((await admin.signIn(TEST_ADMIN.email, TEST_ADMIN.password)).status).toBe(200);
+
+  const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+  const created = await admin.post(
+    '/v1/admin/people',
+    { email: 'traced@example.test', displayName: 'Traced Person', password: 'a long enough password' },
+    { traceparent: `00-${traceId}-00f067aa0ba902b7-01` },
+  );
+  expect(created.status).toBe(201);
+
+  const inTrace = () => exporter.getFinishedSpans().filter((span) => span.spanContext().traceId === traceId);
+  const consumed = await waitFor(() =>
+    inTrace().find((span) => span.kind === SpanKind.CONSUMER && span.attributes['messaging.destination.name']?.toString().endsWith('audit.v1')),
+  );
+  const spans = inTrace();
+  const kinds = (kind: SpanKind) => spans.filter((span) => span.kind === kind).map((span) => span.name);
+  expect(kinds(SpanKind.SERVER)).toEqual(expect.arrayContaining(['POST /v1/admin/people', 'platform.identity.v1.IdentityService/CreatePerson']));
+  expect(kinds(SpanKind.CLIENT)).toEqual(expect.arrayContaining(['platform.identity.v1.IdentityService/CreatePerson']));
+  expect(spans.some((span) => span.kind === SpanKind.CLIENT && span.attributes['db.system'] !== undefined)).toBe(true);
+  expect(consumed.spanContext().traceId).toBe(traceId);
+});

@@ -69,7 +69,14 @@ export function createAuthenticator(options: AuthenticatorOptions) {
     const teamRef = hasTeamParam ? String(req.params.team ?? '') : '';
     if (teamRef) parseTeamRef(teamRef); // a malformed slug or id cannot name a team: 404 before any lookup
 
-    const response = await identify(credential, teamRef);
+    let response: AuthenticateResponse;
+    try {
+      response = await identify(credential, teamRef);
+    } catch (error) {
+      // A browser keeps an ended session's cookie; it must not stop that browser from signing in again.
+      if (policy.anonymous && credential.$case === 'sessionToken' && error instanceof AppError && error.code === 'unauthenticated') return null;
+      throw error;
+    }
     const caller = toCaller(response, req.ip ?? '');
     if (caller.credential === 'api_key') {
       const decision = await options.rateLimiter.consume(`api-key:${caller.principal.apiKeyId}`, options.apiKeyRateLimit);

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, createLogger, onShutdownSignal } from '@platform/runtime';
+import { createAdminCommand } from './commands/create-admin';
 import { startPlatform } from './platform';
 
 /**
@@ -7,12 +8,17 @@ import { startPlatform } from './platform';
  * (or a comma list) runs only those, for one service per pod.
  */
 async function main(): Promise<void> {
+  if (process.argv[2] === 'create-admin') {
+    process.exitCode = await createAdminCommand(process.argv.slice(3));
+    return;
+  }
   const { values } = parseArgs({
     options: { target: { type: 'string', default: process.env.TARGET ?? 'all' }, help: { type: 'boolean', short: 'h' } },
     allowPositionals: false,
   });
   if (values.help) {
     process.stdout.write('usage: platform [--target=all|gateway|identity|catalog|agents|knowledge|billing|notifications[,...]]\n');
+    process.stdout.write('       platform create-admin --email <email>   (password from ADMIN_PASSWORD or stdin)\n');
     return;
   }
   const platform = await startPlatform({ target: values.target });

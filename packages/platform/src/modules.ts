@@ -1,4 +1,5 @@
 import {
+  createMaintenanceWatcher,
   createCache,
   createDatabase,
   createEventBus,
@@ -6,7 +7,9 @@ import {
   loadSecrets,
   SERVICE_NAMES,
   startTelemetry,
+  type Cache,
   type ModuleDefinition,
+  type ServiceClients,
   type ServiceName,
 } from '@platform/runtime';
 import { gatewayModule } from './modules/gateway';
@@ -24,6 +27,7 @@ import { SERVICES } from './services';
  *   identity … notifications                      the services: migrations, outbox relay, consumers, handlers
  *   grpc-server                                   hosts the services of this process on one gRPC port
  *   clients                                       gRPC clients of every service, local or remote
+ *   maintenance                                   this process's view of maintenance mode (signal + re-read)
  *   gateway                                       the HTTP edge: /v1, OAuth, /mcp
  *   http                                          the process's HTTP listener: the edge (if any) and /healthz, /readyz, /metrics
  */
@@ -73,7 +77,10 @@ export const MODULES: Record<string, ModuleDefinition<PlatformContext>> = {
     },
   },
   ...Object.fromEntries(
-    SERVICE_NAMES.map((name) => [name, serviceModule(SERVICES[name], { deps: [...infrastructure, 'clients'], with: ['grpc-server', 'http'] })]),
+    SERVICE_NAMES.map((name) => [
+      name,
+      serviceModule(SERVICES[name], { deps: [...infrastructure, 'clients'], with: ['grpc-server', 'http', 'maintenance'] }),
+    ]),
   ),
   'grpc-server': {
     after: SERVICE_NAMES,
@@ -95,8 +102,23 @@ export const MODULES: Record<string, ModuleDefinition<PlatformContext>> = {
       return clientsModule(ctx);
     },
   },
+  maintenance: {
+    deps: ['cache', 'clients'],
+    after: ['grpc-server'],
+    async start(ctx, running) {
+      const clients = running.get<ServiceClients>('clients');
+      const watcher = createMaintenanceWatcher({
+        cache: running.get<Cache>('cache'),
+        fetch: () => clients.identity.getMaintenance({}),
+        refreshMs: ctx.config.env.MAINTENANCE_REFRESH_SECONDS * 1000,
+        logger: ctx.logger.child({ module: 'maintenance' }),
+      });
+      await watcher.start();
+      return { value: watcher, stop: () => watcher.stop() };
+    },
+  },
   gateway: {
-    deps: [...infrastructure, 'clients'],
+    deps: [...infrastructure, 'clients', 'maintenance'],
     with: ['http'],
     start: gatewayModule,
   },

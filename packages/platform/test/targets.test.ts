@@ -19,7 +19,7 @@ describe('targets and modules', () => {
 
   it('runs only what one service needs for --target=identity', () => {
     const order = resolveStartOrder(MODULES, parseTargets('identity').modules);
-    expect(order).toEqual(['telemetry', 'database', 'cache', 'bus', 'secrets', 'clients', 'identity', 'grpc-server', 'http']);
+    expect(order).toEqual(['telemetry', 'database', 'cache', 'bus', 'secrets', 'clients', 'identity', 'grpc-server', 'maintenance', 'http']);
   });
 
   it('accepts a comma list and refuses unknown targets by name', () => {

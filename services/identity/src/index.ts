@@ -3,6 +3,7 @@ import { defineService } from '@platform/runtime';
 import { IdentityServiceService } from '@platform/proto/gen/platform/identity/v1/identity';
 import type { IdentityDeps } from './deps';
 import { ensureBootstrapAdmin } from './domain/people';
+import { auditStoreConsumer } from './events/audit-consumer';
 import { createIdentityHandlers } from './grpc/handlers';
 
 /**
@@ -22,7 +23,7 @@ export const identityService = defineService({
       config: context.config,
     };
     await ensureBootstrapAdmin(deps, context.config.env);
-    return { handlers: createIdentityHandlers(deps) };
+    return { handlers: createIdentityHandlers(deps), consumers: [auditStoreConsumer(deps)] };
   },
 });
 

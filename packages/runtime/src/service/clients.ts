@@ -13,7 +13,27 @@ import type { Logger } from '../logging';
  * idempotent when repeating it cannot change the outcome: reads, and writes keyed by a client-chosen id.
  */
 const SERVICE_CLIENTS = {
-  identity: { constructor: IdentityServiceClient, fullName: 'platform.identity.v1.IdentityService', idempotent: ['getServiceStatus'] },
+  identity: {
+    constructor: IdentityServiceClient,
+    fullName: 'platform.identity.v1.IdentityService',
+    idempotent: [
+      'getServiceStatus',
+      'authenticate',
+      'getMe',
+      'listPeople',
+      'getPerson',
+      'listTeams',
+      'getTeam',
+      'listMembers',
+      'listApiKeys',
+      'getApiKey',
+      'listServiceAccounts',
+      'getServiceAccount',
+      'listAuditEntries',
+      'getAuditEntry',
+      'getMaintenance',
+    ],
+  },
   catalog: { constructor: CatalogServiceClient, fullName: 'platform.catalog.v1.CatalogService', idempotent: ['getServiceStatus'] },
   agents: { constructor: AgentsServiceClient, fullName: 'platform.agents.v1.AgentsService', idempotent: ['getServiceStatus'] },
   knowledge: { constructor: KnowledgeServiceClient, fullName: 'platform.knowledge.v1.KnowledgeService', idempotent: ['getServiceStatus'] },
@@ -51,7 +71,8 @@ export function createServiceClients(options: {
       const spec = SERVICE_CLIENTS[name];
       client = createGrpcClient(spec.constructor, options.resolveAddress(name), {
         deadlineMs: options.deadlineMs,
-        idempotentMethods: [...spec.idempotent],
+        // Each entry names a method of that service's own client; the union of all services is too wide to check here.
+        idempotentMethods: [...spec.idempotent] as never[],
         logger: options.logger,
       }) as unknown as { close(): void };
       created.set(name, client);

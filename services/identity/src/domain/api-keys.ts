@@ -98,7 +98,7 @@ export async function createApiKey(deps: IdentityDeps, request: CreateApiKeyRequ
       const role = teamRoleName(request.callerRole);
       if (!role || !SERVICE_KEY_ROLES.includes(role)) throw AppError.forbidden('Only team owners and admins can create service keys');
     }
-    const account = request.serviceAccountId ? await findServiceAccount(tx, request.teamId, request.serviceAccountId) : null;
+    const account = request.serviceAccountId && UUID.test(request.serviceAccountId) ? await findServiceAccount(tx, request.teamId, request.serviceAccountId) : null;
     if (request.serviceAccountId && !account) throw AppError.notFound('Service account');
 
     await insertApiKey(tx, {
@@ -160,7 +160,8 @@ export async function revokeApiKey(deps: IdentityDeps, request: RevokeApiKeyRequ
   const row = await deps.db.transaction(async (tx) => {
     const before = await findApiKey(tx, request.teamId, request.apiKeyId);
     if (!before) throw AppError.notFound('API key');
-    if (!(await markApiKeyRevoked(tx, request.teamId, request.apiKeyId))) return before;
+    // Already revoked (perhaps by a concurrent call): read it again so the answer shows the revocation.
+    if (!(await markApiKeyRevoked(tx, request.teamId, request.apiKeyId))) return (await findApiKey(tx, request.teamId, request.apiKeyId)) ?? before;
     const after = (await findApiKey(tx, request.teamId, request.apiKeyId))!;
     const account = after.service_account_id ? await findServiceAccount(tx, request.teamId, after.service_account_id) : null;
     await writeAuditEvent(tx, SCHEMA, {

@@ -1,18 +1,13 @@
-import { AppError } from '@platform/runtime';
 import type { IdentityDeps } from '../deps';
+import { createApiKey, getApiKey, listApiKeys, revokeApiKey } from '../domain/api-keys';
 import type { IdentityHandlers } from './handlers';
 
-// PLACEHOLDER: replaced by the api-keys implementation.
-const notYet = async (): Promise<never> => {
-  throw new AppError('unavailable', 'Not implemented yet');
-};
-
+/** API keys (§5.1): who may call each is the edge's policy; the rules on the keys themselves are the domain's. */
 export function apiKeyHandlers(deps: IdentityDeps): IdentityHandlers<'createApiKey' | 'listApiKeys' | 'getApiKey' | 'revokeApiKey'> {
-  void deps;
   return {
-    createApiKey: notYet,
-    listApiKeys: notYet,
-    getApiKey: notYet,
-    revokeApiKey: notYet,
+    createApiKey: (request) => createApiKey(deps, request),
+    listApiKeys: (request) => listApiKeys(deps, request),
+    getApiKey: (request) => getApiKey(deps, request),
+    revokeApiKey: (request) => revokeApiKey(deps, request),
   };
 }

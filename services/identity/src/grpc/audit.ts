@@ -1,16 +1,11 @@
-import { AppError } from '@platform/runtime';
 import type { IdentityDeps } from '../deps';
+import { getTeamAuditEntry, listTeamAuditEntries } from '../domain/audit';
 import type { IdentityHandlers } from './handlers';
 
-// PLACEHOLDER: replaced by the audit implementation.
-const notYet = async (): Promise<never> => {
-  throw new AppError('unavailable', 'Not implemented yet');
-};
-
+/** The audit log: reading a team's entries (the edge decides who may, and whether cost entries are hidden). */
 export function auditHandlers(deps: IdentityDeps): IdentityHandlers<'listAuditEntries' | 'getAuditEntry'> {
-  void deps;
   return {
-    listAuditEntries: notYet,
-    getAuditEntry: notYet,
+    listAuditEntries: (request) => listTeamAuditEntries(deps, request),
+    getAuditEntry: (request) => getTeamAuditEntry(deps, request),
   };
 }

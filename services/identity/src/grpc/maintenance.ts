@@ -1,16 +1,11 @@
-import { AppError } from '@platform/runtime';
 import type { IdentityDeps } from '../deps';
+import { getMaintenance, setMaintenance } from '../domain/maintenance';
 import type { IdentityHandlers } from './handlers';
 
-// PLACEHOLDER: replaced by the maintenance implementation.
-const notYet = async (): Promise<never> => {
-  throw new AppError('unavailable', 'Not implemented yet');
-};
-
+/** Maintenance mode: read by every process, changed by platform admins (the edge decides who). */
 export function maintenanceHandlers(deps: IdentityDeps): IdentityHandlers<'getMaintenance' | 'setMaintenance'> {
-  void deps;
   return {
-    getMaintenance: notYet,
-    setMaintenance: notYet,
+    getMaintenance: () => getMaintenance(deps),
+    setMaintenance: (request) => setMaintenance(deps, request),
   };
 }

@@ -1,19 +1,25 @@
-import { AppError } from '@platform/runtime';
 import type { IdentityDeps } from '../deps';
+import {
+  createServiceAccount,
+  deleteServiceAccount,
+  getServiceAccount,
+  listServiceAccounts,
+  updateServiceAccount,
+} from '../domain/service-accounts';
 import type { IdentityHandlers } from './handlers';
 
-// PLACEHOLDER: replaced by the service-accounts implementation.
-const notYet = async (): Promise<never> => {
-  throw new AppError('unavailable', 'Not implemented yet');
-};
-
-export function serviceAccountHandlers(deps: IdentityDeps): IdentityHandlers<'createServiceAccount' | 'listServiceAccounts' | 'getServiceAccount' | 'updateServiceAccount' | 'deleteServiceAccount'> {
-  void deps;
+/** Service accounts (§2.14); their keys are made and listed through the API key RPCs. */
+export function serviceAccountHandlers(
+  deps: IdentityDeps,
+): IdentityHandlers<'createServiceAccount' | 'listServiceAccounts' | 'getServiceAccount' | 'updateServiceAccount' | 'deleteServiceAccount'> {
   return {
-    createServiceAccount: notYet,
-    listServiceAccounts: notYet,
-    getServiceAccount: notYet,
-    updateServiceAccount: notYet,
-    deleteServiceAccount: notYet,
+    createServiceAccount: (request) => createServiceAccount(deps, request),
+    listServiceAccounts: (request) => listServiceAccounts(deps, request),
+    getServiceAccount: (request) => getServiceAccount(deps, request),
+    updateServiceAccount: (request) => updateServiceAccount(deps, request),
+    deleteServiceAccount: async (request) => {
+      await deleteServiceAccount(deps, request);
+      return {};
+    },
   };
 }

@@ -1,22 +1,20 @@
-import { AppError } from '@platform/runtime';
 import type { IdentityDeps } from '../deps';
+import { addMember, listMembers, removeMember, updateMember } from '../domain/memberships';
+import { createTeam, getTeam, listTeams, updateTeam } from '../domain/teams';
 import type { IdentityHandlers } from './handlers';
 
-// PLACEHOLDER: replaced by the teams implementation.
-const notYet = async (): Promise<never> => {
-  throw new AppError('unavailable', 'Not implemented yet');
-};
-
-export function teamHandlers(deps: IdentityDeps): IdentityHandlers<'createTeam' | 'listTeams' | 'getTeam' | 'updateTeam' | 'listMembers' | 'addMember' | 'updateMember' | 'removeMember'> {
-  void deps;
+/** Teams and memberships; the rules live in domain/teams.ts and domain/memberships.ts. */
+export function teamHandlers(
+  deps: IdentityDeps,
+): IdentityHandlers<'createTeam' | 'listTeams' | 'getTeam' | 'updateTeam' | 'listMembers' | 'addMember' | 'updateMember' | 'removeMember'> {
   return {
-    createTeam: notYet,
-    listTeams: notYet,
-    getTeam: notYet,
-    updateTeam: notYet,
-    listMembers: notYet,
-    addMember: notYet,
-    updateMember: notYet,
-    removeMember: notYet,
+    createTeam: (request) => createTeam(deps, request),
+    listTeams: (request) => listTeams(deps, request),
+    getTeam: (request) => getTeam(deps, request),
+    updateTeam: (request) => updateTeam(deps, request),
+    listMembers: (request) => listMembers(deps, request),
+    addMember: (request) => addMember(deps, request),
+    updateMember: (request) => updateMember(deps, request),
+    removeMember: (request) => removeMember(deps, request),
   };
 }

@@ -121,3 +121,8 @@ export function toServiceAccount(row: ServiceAccountRow): ServiceAccount {
     updatedAt: iso(row.updated_at),
   };
 }
+
+/** A Postgres unique violation: here, a concurrent create or rename that took the same name. */
+export function isUniqueViolation(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === '23505';
+}

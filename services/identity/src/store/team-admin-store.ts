@@ -70,3 +70,35 @@ export async function updateTeamRow(
 export function isUniqueViolation(error: unknown): boolean {
   return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === '23505';
 }
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Ids are uuids; anything else names no row (and must not reach a `uuid` column, where it would be an error). */
+export function isUuid(value: string): boolean {
+  return UUID.test(value);
+}
+
+const DEFAULT_PAGE_SIZE = 50;
+const MAX_PAGE_SIZE = 200;
+
+export function pageLimit(page: { pageSize: number } | undefined): number {
+  const size = page?.pageSize ?? 0;
+  return size <= 0 ? DEFAULT_PAGE_SIZE : Math.min(size, MAX_PAGE_SIZE);
+}
+
+/** The position a page resumes after; a cursor these lists did not make is a 400 naming `cursor`. */
+export function readCursor<T>(page: { cursor: string } | undefined, read: (value: unknown) => T | null): T | null {
+  if (!page?.cursor) return null;
+  let position: T | null;
+  try {
+    position = read(JSON.parse(Buffer.from(page.cursor, 'base64url').toString('utf8')) as unknown);
+  } catch {
+    position = null;
+  }
+  if (position === null) throw AppError.invalid('The cursor is malformed; start again from the first page', [{ field: 'cursor', problem: 'malformed cursor' }]);
+  return position;
+}
+
+export function writeCursor(position: unknown): string {
+  return Buffer.from(JSON.stringify(position), 'utf8').toString('base64url');
+}

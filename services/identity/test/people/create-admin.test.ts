@@ -1,0 +1,65 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { startPlatform } from '@platform/platform/src/platform';
+import { ApiClient } from '@platform/test';
+
+const ROOT = path.resolve(__dirname, '../../../..');
+const MAIN = path.join(ROOT, 'packages/platform/src/main.ts');
+
+/** Runs `platform create-admin` as a real process; the password goes in on stdin or ADMIN_PASSWORD. */
+function createAdmin(args: string[], env: NodeJS.ProcessEnv, stdin: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'create-admin', ...args], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH, LOG_LEVEL: 'silent', ...env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(stdin);
+  });
+}
+
+describe('create-admin command', () => {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'create-admin-'));
+  const env = { DATA_DIR: dataDir };
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  it('creates an admin, resets it, refuses an empty password, and the server accepts the result', async () => {
+    const created = await createAdmin(['--email', 'root@example.test'], env, 'first password 123\n');
+    expect(created.stderr).toBe('');
+    expect(created.code).toBe(0);
+    expect(created.stdout).toMatch(/^created platform admin root@example\.test \([0-9a-f-]{36}\)\n$/);
+    expect(created.stdout).not.toContain('first password');
+
+    const reset = await createAdmin(['--email', 'ROOT@example.test'], { ...env, ADMIN_PASSWORD: 'second password 456' }, '');
+    expect(reset.code).toBe(0);
+    expect(reset.stdout).toMatch(/^reset platform admin/);
+
+    const empty = await createAdmin(['--email', 'other@example.test'], env, '');
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toMatch(/no password given/);
+
+    const short = await createAdmin(['--email', 'other@example.test'], env, 'short\n');
+    expect(short.code).toBe(1);
+    expect(short.stderr).toMatch(/at least 12 characters/);
+
+    const platform = await startPlatform({ target: 'all', env: { ...env, PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'silent' } });
+    try {
+      const view = { url: (p: string) => `http://127.0.0.1:${platform.httpPort}${p}`, origin: new URL(platform.context.config.env.APP_URL).origin };
+      const client = new ApiClient(view);
+      expect((await client.post('/v1/auth/sign-in', { email: 'root@example.test', password: 'first password 123' })).status).toBe(401);
+      expect((await client.signIn('root@example.test', 'second password 456')).status).toBe(200);
+      expect((await client.get('/v1/me')).body.data.platformRole).toBe('admin');
+      expect((await new ApiClient(view).post('/v1/auth/sign-in', { email: 'other@example.test', password: 'x' })).status).toBe(401);
+    } finally {
+      await platform.stop();
+    }
+  }, 180_000);
+});

@@ -4,3 +4,4 @@ export * from './openapi';
 export * from './logging';
 export * from './platform';
 export * from './http-client';
+export * from './net';

@@ -11,3 +11,4 @@ export type {
   GrpcCallContext,
   GrpcCallOptions,
 } from './types';
+export { isReadMethod, readMethodsOf } from './read-methods';

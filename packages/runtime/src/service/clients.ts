@@ -5,44 +5,17 @@ import { IdentityServiceClient } from '@platform/proto/gen/platform/identity/v1/
 import { KnowledgeServiceClient } from '@platform/proto/gen/platform/knowledge/v1/knowledge';
 import { NotificationsServiceClient } from '@platform/proto/gen/platform/notifications/v1/notifications';
 import type { ServiceName } from '../config';
-import { createGrpcClient, type AsyncClient } from '../grpc';
+import { createGrpcClient, readMethodsOf, type AsyncClient } from '../grpc';
 import type { Logger } from '../logging';
 
-/**
- * Each service's generated client, its proto name, and which of its methods are safe to retry. A method is
- * idempotent when repeating it cannot change the outcome: reads, and writes keyed by a client-chosen id.
- */
+/** Each service's generated client and the proto name it reports health under. */
 const SERVICE_CLIENTS = {
-  identity: {
-    constructor: IdentityServiceClient,
-    fullName: 'platform.identity.v1.IdentityService',
-    idempotent: [
-      'getServiceStatus',
-      'authenticate',
-      'getMe',
-      'listPeople',
-      'getPerson',
-      'listTeams',
-      'getTeam',
-      'listMembers',
-      'listApiKeys',
-      'getApiKey',
-      'listServiceAccounts',
-      'getServiceAccount',
-      'listAuditEntries',
-      'getAuditEntry',
-      'getMaintenance',
-    ],
-  },
-  catalog: { constructor: CatalogServiceClient, fullName: 'platform.catalog.v1.CatalogService', idempotent: ['getServiceStatus'] },
-  agents: { constructor: AgentsServiceClient, fullName: 'platform.agents.v1.AgentsService', idempotent: ['getServiceStatus'] },
-  knowledge: { constructor: KnowledgeServiceClient, fullName: 'platform.knowledge.v1.KnowledgeService', idempotent: ['getServiceStatus'] },
-  billing: { constructor: BillingServiceClient, fullName: 'platform.billing.v1.BillingService', idempotent: ['getServiceStatus'] },
-  notifications: {
-    constructor: NotificationsServiceClient,
-    fullName: 'platform.notifications.v1.NotificationsService',
-    idempotent: ['getServiceStatus'],
-  },
+  identity: { constructor: IdentityServiceClient, fullName: 'platform.identity.v1.IdentityService' },
+  catalog: { constructor: CatalogServiceClient, fullName: 'platform.catalog.v1.CatalogService' },
+  agents: { constructor: AgentsServiceClient, fullName: 'platform.agents.v1.AgentsService' },
+  knowledge: { constructor: KnowledgeServiceClient, fullName: 'platform.knowledge.v1.KnowledgeService' },
+  billing: { constructor: BillingServiceClient, fullName: 'platform.billing.v1.BillingService' },
+  notifications: { constructor: NotificationsServiceClient, fullName: 'platform.notifications.v1.NotificationsService' },
 } as const;
 
 type ClientOf<N extends ServiceName> = AsyncClient<InstanceType<(typeof SERVICE_CLIENTS)[N]['constructor']>>;
@@ -71,8 +44,8 @@ export function createServiceClients(options: {
       const spec = SERVICE_CLIENTS[name];
       client = createGrpcClient(spec.constructor, options.resolveAddress(name), {
         deadlineMs: options.deadlineMs,
-        // Each entry names a method of that service's own client; the union of all services is too wide to check here.
-        idempotentMethods: [...spec.idempotent] as never[],
+        // Reads are retried when a service is briefly unavailable; changes never are.
+        idempotentMethods: readMethodsOf(spec.constructor.service) as never[],
         logger: options.logger,
       }) as unknown as { close(): void };
       created.set(name, client);

@@ -1,11 +1,10 @@
-import { createServer } from 'node:net';
 import { ProbeServiceService, type ProbeServiceServer } from '@platform/proto/gen/platform/testing/v1/testing';
-import { memoryLogger } from '@platform/test';
+import { freePort, memoryLogger } from '@platform/test';
 import type { Logger } from '../../src/logging/logger';
 import { GrpcServer } from '../../src/grpc/server';
 import type { AsyncServiceImplementation } from '../../src/grpc/types';
 
-export { memoryLogger };
+export { freePort, memoryLogger };
 
 export const PROBE_SERVICE = 'platform.testing.v1.ProbeService';
 
@@ -23,17 +22,6 @@ export async function startProbeServer(
 
 export const STATUS = { service: 'identity', version: '1.2.3', schemaVersion: '0003_users', startedAt: '2024-05-01T10:00:00.000Z' };
 
-/** A port that was free a moment ago, for a server that must start after its client. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
 
 /** A promise with its resolver, for handlers that must wait until the test lets them finish. */
 export function gate(): { promise: Promise<void>; open: () => void } {

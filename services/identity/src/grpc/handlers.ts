@@ -1,4 +1,4 @@
-import { bumpAuthGeneration, readServiceStatus, type AsyncServiceImplementation } from '@platform/runtime';
+import { bumpAuthGeneration, isReadMethod, readServiceStatus, type AsyncServiceImplementation } from '@platform/runtime';
 import type { IdentityServiceServer } from '@platform/proto/gen/platform/identity/v1/identity';
 import type { IdentityDeps } from '../deps';
 import { apiKeyHandlers } from './api-keys';
@@ -26,26 +26,6 @@ export function createIdentityHandlers(deps: IdentityDeps): AsyncServiceImplemen
   });
 }
 
-/** Methods that change nothing that decides who a credential is or what it reaches. */
-const READ_ONLY = new Set<string>([
-  'getServiceStatus',
-  'authenticate',
-  'signIn',
-  'getMe',
-  'listPeople',
-  'getPerson',
-  'listTeams',
-  'getTeam',
-  'listMembers',
-  'listApiKeys',
-  'getApiKey',
-  'listServiceAccounts',
-  'getServiceAccount',
-  'listAuditEntries',
-  'getAuditEntry',
-  'getMaintenance',
-]);
-
 /**
  * After every successful change, moves the shared auth generation on, so edges that remember authentications
  * (gateway/src/auth/authentication-cache.ts) re-check at the next request. Done here, once for every method,
@@ -54,7 +34,7 @@ const READ_ONLY = new Set<string>([
 function invalidatingAuthentication(deps: IdentityDeps, handlers: Implementation): Implementation {
   const wrapped: Record<string, unknown> = {};
   for (const [name, handler] of Object.entries(handlers) as [string, (...args: unknown[]) => Promise<unknown>][]) {
-    wrapped[name] = READ_ONLY.has(name)
+    wrapped[name] = isReadMethod(name)
       ? handler
       : async (...args: unknown[]) => {
           const result = await handler(...args);

@@ -1,9 +1,11 @@
 import type { Express } from 'express';
 import type { EdgeDeps } from '../edge-deps';
 import type { AnyRouteDefinition } from '../route';
+import { mountOAuth, oauthRoutes } from '../oauth';
 import { mountSignInPage } from '../pages/sign-in';
 import { apiKeyRoutes } from './api-keys';
 import { auditRoutes } from './audit';
+import { gatewayRoutes } from './gateways';
 import { authRoutes } from './auth';
 import { maintenanceRoutes } from './maintenance';
 import { peopleRoutes } from './people';
@@ -20,6 +22,8 @@ export function v1Routes(deps: EdgeDeps): AnyRouteDefinition[] {
     ...serviceAccountRoutes(deps),
     ...auditRoutes(deps),
     ...maintenanceRoutes(deps),
+    ...gatewayRoutes(deps),
+    ...oauthRoutes(deps),
   ];
 }
 
@@ -27,5 +31,6 @@ export function v1Routes(deps: EdgeDeps): AnyRouteDefinition[] {
 export function mountNonApiRoutes(deps: EdgeDeps): (app: Express) => void {
   return (app) => {
     mountSignInPage(app, deps);
+    mountOAuth(app, deps);
   };
 }

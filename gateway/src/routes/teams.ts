@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import type { Team } from '@platform/proto/gen/platform/identity/v1/identity';
 import { TeamRole } from '@platform/proto/gen/platform/identity/v1/identity';
 import { AppError } from '@platform/runtime';
 import { callerOf, requestContextOf, teamOf, type Caller } from '../auth/caller';
@@ -28,34 +27,6 @@ const ALL_TEAM_ROLES = ['owner', 'admin', 'editor', 'member'] as const;
 
 /** Teams and memberships. Sessions only (the policy's default): API keys cannot manage teams. */
 export function teamRoutes(deps: EdgeDeps): AnyRouteDefinition[] {
-
-  /** The caller's role in each listed team. Archived teams are missing from GetMe, so those are looked up. */
-  async function rolesOf(caller: Caller, teams: Team[], allTeams: boolean): Promise<Map<string, TeamRole>> {
-    const roles = new Map<string, TeamRole>();
-    if (!caller.personId || teams.length === 0) return roles;
-    const me = await deps.clients.identity.getMe({ personId: caller.personId });
-    for (const entry of me.teams) if (entry.team) roles.set(entry.team.id, entry.role);
-    if (me.personalTeam) roles.set(me.personalTeam.id, TeamRole.TEAM_ROLE_OWNER);
-    // Without `all`, every listed team is one of the caller's: find their role in archived ones too.
-    if (!allTeams) {
-      for (const team of teams.filter((t) => t.archived && !roles.has(t.id))) {
-        const role = await memberRoleOf(team.id, caller.personId);
-        if (role) roles.set(team.id, role);
-      }
-    }
-    return roles;
-  }
-
-  async function memberRoleOf(teamId: string, personId: string): Promise<TeamRole | null> {
-    let cursor = '';
-    do {
-      const page = await deps.clients.identity.listMembers({ teamId, page: { pageSize: 200, cursor } });
-      const found = page.members.find((member) => member.person?.id === personId);
-      if (found) return found.role;
-      cursor = page.page?.nextCursor ?? '';
-    } while (cursor);
-    return null;
-  }
 
   return [
     defineRoute({
@@ -116,9 +87,9 @@ export function teamRoutes(deps: EdgeDeps): AnyRouteDefinition[] {
           memberPersonId: all ? '' : (caller.personId ?? ''),
           includeArchived: ctx.query.includeArchived,
           kind: ctx.query.kind ?? '',
+          roleOfPersonId: caller.personId ?? '',
         });
-        const roles = await rolesOf(caller, list.teams, all);
-        return { data: list.teams.map((team) => presentMemberTeam(team, roles.get(team.id))), nextCursor: list.page?.nextCursor || null };
+        return { data: list.teams.map((team, index) => presentMemberTeam(team, list.roles[index])), nextCursor: list.page?.nextCursor || null };
       },
     }),
     defineRoute({

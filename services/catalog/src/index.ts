@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { defineService } from '@platform/runtime';
 import { CatalogServiceService } from '@platform/proto/gen/platform/catalog/v1/catalog';
+import type { CatalogDeps } from './deps';
 import { createCatalogServiceHandlers } from './grpc/handlers';
 
 /** MCP servers, their capabilities and approvals, publishing, gateways and the records of calls made through them. */
@@ -8,5 +9,16 @@ export const catalogService = defineService({
   name: 'catalog',
   grpc: { definition: CatalogServiceService, fullName: 'platform.catalog.v1.CatalogService' },
   migrationsDir: path.join(__dirname, 'store', 'migrations'),
-  create: (context) => ({ handlers: createCatalogServiceHandlers(context) }),
+  create(context) {
+    const deps: CatalogDeps = {
+      db: context.db,
+      cache: context.cache,
+      logger: context.logger,
+      config: context.config,
+      clients: context.clients,
+    };
+    return { handlers: createCatalogServiceHandlers(deps) };
+  },
 });
+
+export type { CatalogDeps } from './deps';

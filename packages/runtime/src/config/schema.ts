@@ -83,6 +83,10 @@ export const environmentSchema = z.object({
   BOOTSTRAP_ADMIN_EMAIL: optionalString,
   BOOTSTRAP_ADMIN_PASSWORD: optionalString,
   MAINTENANCE_REFRESH_SECONDS: positiveInt.default(5),
+  /** CIDRs the address guard admits besides public unicast addresses (comma-separated). */
+  ALLOWED_INTERNAL_NETWORKS: z.preprocess(emptyAsUndefined, z.string().default('')),
+  /** PEM file of extra certificate authorities trusted for outbound https (private CAs; tests). */
+  OUTBOUND_EXTRA_CA_FILE: optionalString,
   OTEL_SDK_DISABLED: bool,
   IDENTITY_SERVICE_ADDR: optionalString,
   CATALOG_SERVICE_ADDR: optionalString,

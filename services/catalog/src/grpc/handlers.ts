@@ -1,9 +1,19 @@
-import { readServiceStatus, type AsyncServiceImplementation, type ServiceContext } from '@platform/runtime';
+import { readServiceStatus, type AsyncServiceImplementation } from '@platform/runtime';
 import type { CatalogServiceServer } from '@platform/proto/gen/platform/catalog/v1/catalog';
+import type { CatalogDeps } from '../deps';
+import { gatewayHandlers } from './gateways';
 
-/** gRPC handlers of the catalog service: they translate messages to domain calls and back, nothing more. */
-export function createCatalogServiceHandlers(context: ServiceContext): AsyncServiceImplementation<CatalogServiceServer> {
+/**
+ * gRPC handlers of the catalog service, one file per area; they translate messages to domain calls and back.
+ * Authorisation is the edge's (gateway/src/auth/policy.ts); handlers trust the request context it sends.
+ */
+export function createCatalogServiceHandlers(deps: CatalogDeps): AsyncServiceImplementation<CatalogServiceServer> {
   return {
-    getServiceStatus: () => readServiceStatus('catalog', context.db),
+    getServiceStatus: () => readServiceStatus('catalog', deps.db),
+    ...gatewayHandlers(deps),
   };
 }
+
+/** The handlers of one area: a subset of the service's methods. */
+type Implementation = AsyncServiceImplementation<CatalogServiceServer>;
+export type CatalogHandlers<K extends keyof Implementation> = Pick<Implementation, K>;

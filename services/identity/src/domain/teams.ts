@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import type { CreateTeamRequest, GetTeamRequest, ListTeamsRequest, ListTeamsResponse, Team, UpdateTeamRequest } from '@platform/proto/gen/platform/identity/v1/identity';
+import type { CreateTeamRequest, GetTeamRequest, ListTeamsRequest, ListTeamsResponse, Team, TeamRole, UpdateTeamRequest } from '@platform/proto/gen/platform/identity/v1/identity';
 import { ActorKind } from '@platform/proto/gen/platform/common/v1/common';
 import { AppError, auditContext, writeAuditEvent, type Transaction } from '@platform/runtime';
 import { SCHEMA, type IdentityDeps } from '../deps';
-import { toTeam, type TeamRow } from '../store/mappers';
+import { teamRoleOf, toTeam, type RoleName, type TeamRow } from '../store/mappers';
 import { findPersonById } from '../store/people-store';
 import { isUniqueViolation, isUuid, listTeamRows, lockTeam, pageLimit, readCursor, slugTaken, updateTeamRow, writeCursor } from '../store/team-admin-store';
 import { findTeamById, findTeamByRef, insertMembership, insertTeam } from '../store/teams-store';
@@ -86,7 +86,7 @@ export async function listTeams(deps: IdentityDeps, request: ListTeamsRequest): 
   }
   const limit = pageLimit(request.page);
   const after = readCursor(request.page, slugPosition);
-  if (request.memberPersonId && !isUuid(request.memberPersonId)) return { teams: [], page: { nextCursor: '' } };
+  if (request.memberPersonId && !isUuid(request.memberPersonId)) return { teams: [], page: { nextCursor: '' }, roles: [] };
   const rows = await listTeamRows(
     deps.db,
     { memberPersonId: request.memberPersonId || null, includeArchived: request.includeArchived, kind: kind as TeamRow['kind'] | null },
@@ -95,7 +95,19 @@ export async function listTeams(deps: IdentityDeps, request: ListTeamsRequest): 
   );
   const page = rows.slice(0, limit);
   const nextCursor = rows.length > limit ? writeCursor({ slug: page[page.length - 1]!.slug }) : '';
-  return { teams: page.map(toTeam), page: { nextCursor } };
+  const roles = request.roleOfPersonId && isUuid(request.roleOfPersonId) ? await rolesIn(deps.db, page, request.roleOfPersonId) : [];
+  return { teams: page.map(toTeam), page: { nextCursor }, roles };
+}
+
+/** A person's role in each of `teams`, in order (UNSPECIFIED where they have none). */
+async function rolesIn(db: IdentityDeps['db'], teams: TeamRow[], personId: string): Promise<TeamRole[]> {
+  if (teams.length === 0) return [];
+  const { rows } = await db.query<{ team_id: string; role: RoleName }>(
+    'SELECT team_id, role FROM identity.memberships WHERE person_id = $1 AND team_id = ANY($2::uuid[])',
+    [personId, teams.map((team) => team.id)],
+  );
+  const byTeam = new Map(rows.map((row) => [row.team_id, row.role]));
+  return teams.map((team) => teamRoleOf(byTeam.get(team.id)));
 }
 
 function slugPosition(value: unknown): string | null {

@@ -5,6 +5,7 @@ import { apiKeyHandlers } from './api-keys';
 import { auditHandlers } from './audit';
 import { authHandlers } from './auth';
 import { maintenanceHandlers } from './maintenance';
+import { oauthHandlers } from './oauth';
 import { peopleHandlers } from './people';
 import { serviceAccountHandlers } from './service-accounts';
 import { teamHandlers } from './teams';
@@ -23,6 +24,7 @@ export function createIdentityHandlers(deps: IdentityDeps): AsyncServiceImplemen
     ...serviceAccountHandlers(deps),
     ...auditHandlers(deps),
     ...maintenanceHandlers(deps),
+    ...oauthHandlers(deps),
   });
 }
 

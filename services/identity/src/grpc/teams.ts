@@ -1,4 +1,6 @@
+import { AppError } from '@platform/runtime';
 import type { IdentityDeps } from '../deps';
+import { findMember, toMember } from '../store/membership-store';
 import { addMember, listMembers, removeMember, updateMember } from '../domain/memberships';
 import { createTeam, getTeam, listTeams, updateTeam } from '../domain/teams';
 import type { IdentityHandlers } from './handlers';
@@ -6,7 +8,7 @@ import type { IdentityHandlers } from './handlers';
 /** Teams and memberships; the rules live in domain/teams.ts and domain/memberships.ts. */
 export function teamHandlers(
   deps: IdentityDeps,
-): IdentityHandlers<'createTeam' | 'listTeams' | 'getTeam' | 'updateTeam' | 'listMembers' | 'addMember' | 'updateMember' | 'removeMember'> {
+): IdentityHandlers<'createTeam' | 'listTeams' | 'getTeam' | 'updateTeam' | 'listMembers' | 'addMember' | 'updateMember' | 'removeMember' | 'getMembership'> {
   return {
     createTeam: (request) => createTeam(deps, request),
     listTeams: (request) => listTeams(deps, request),
@@ -16,5 +18,10 @@ export function teamHandlers(
     addMember: (request) => addMember(deps, request),
     updateMember: (request) => updateMember(deps, request),
     removeMember: (request) => removeMember(deps, request),
+    async getMembership(request) {
+      const row = await findMember(deps.db, request.teamId, request.personId);
+      if (!row) throw AppError.notFound('Membership');
+      return toMember(row);
+    },
   };
 }

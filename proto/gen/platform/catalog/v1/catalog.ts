@@ -18,9 +18,57 @@ import {
   type ServiceError,
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
-import { ServiceStatus } from "../../common/v1/common";
+import { Timestamp } from "../../../google/protobuf/timestamp";
+import { PageInfo, PageRequest, RequestContext, ServiceStatus } from "../../common/v1/common";
 
 export interface GetServiceStatusRequest {
+}
+
+export interface Gateway {
+  id: string;
+  teamId: string;
+  /** Unique across the installation; the gateway is served at {APP_URL}/mcp/{slug}. */
+  slug: string;
+  name: string;
+  enabled: boolean;
+  revision: string;
+  createdAt?: string | undefined;
+  updatedAt?: string | undefined;
+}
+
+export interface CreateGatewayRequest {
+  context?: RequestContext | undefined;
+  teamId: string;
+  slug: string;
+  name: string;
+  enabled: boolean;
+}
+
+export interface ListGatewaysRequest {
+  teamId: string;
+  page?: PageRequest | undefined;
+}
+
+export interface ListGatewaysResponse {
+  gateways: Gateway[];
+  page?: PageInfo | undefined;
+}
+
+export interface GetGatewayRequest {
+  teamId: string;
+  /** Id or slug. */
+  gatewayRef: string;
+}
+
+export interface CheckGatewayAccessRequest {
+  slug: string;
+  personId: string;
+}
+
+export interface CheckGatewayAccessResponse {
+  allowed: boolean;
+  /** Present only when allowed. */
+  gateway?: Gateway | undefined;
 }
 
 function createBaseGetServiceStatusRequest(): GetServiceStatusRequest {
@@ -67,6 +115,707 @@ export const GetServiceStatusRequest: MessageFns<GetServiceStatusRequest> = {
   },
 };
 
+function createBaseGateway(): Gateway {
+  return {
+    id: "",
+    teamId: "",
+    slug: "",
+    name: "",
+    enabled: false,
+    revision: "0",
+    createdAt: undefined,
+    updatedAt: undefined,
+  };
+}
+
+export const Gateway: MessageFns<Gateway> = {
+  encode(message: Gateway, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.teamId !== "") {
+      writer.uint32(18).string(message.teamId);
+    }
+    if (message.slug !== "") {
+      writer.uint32(26).string(message.slug);
+    }
+    if (message.name !== "") {
+      writer.uint32(34).string(message.name);
+    }
+    if (message.enabled !== false) {
+      writer.uint32(40).bool(message.enabled);
+    }
+    if (message.revision !== "0") {
+      writer.uint32(48).int64(message.revision);
+    }
+    if (message.createdAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.createdAt), writer.uint32(58).fork()).join();
+    }
+    if (message.updatedAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.updatedAt), writer.uint32(66).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Gateway {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGateway();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.teamId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.slug = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.enabled = reader.bool();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.revision = reader.int64().toString();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.createdAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.updatedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Gateway {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      teamId: isSet(object.teamId)
+        ? globalThis.String(object.teamId)
+        : isSet(object.team_id)
+        ? globalThis.String(object.team_id)
+        : "",
+      slug: isSet(object.slug) ? globalThis.String(object.slug) : "",
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      enabled: isSet(object.enabled) ? globalThis.Boolean(object.enabled) : false,
+      revision: isSet(object.revision) ? globalThis.String(object.revision) : "0",
+      createdAt: isSet(object.createdAt)
+        ? globalThis.String(object.createdAt)
+        : isSet(object.created_at)
+        ? globalThis.String(object.created_at)
+        : undefined,
+      updatedAt: isSet(object.updatedAt)
+        ? globalThis.String(object.updatedAt)
+        : isSet(object.updated_at)
+        ? globalThis.String(object.updated_at)
+        : undefined,
+    };
+  },
+
+  toJSON(message: Gateway): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.teamId !== "") {
+      obj.teamId = message.teamId;
+    }
+    if (message.slug !== "") {
+      obj.slug = message.slug;
+    }
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.enabled !== false) {
+      obj.enabled = message.enabled;
+    }
+    if (message.revision !== "0") {
+      obj.revision = message.revision;
+    }
+    if (message.createdAt !== undefined) {
+      obj.createdAt = message.createdAt;
+    }
+    if (message.updatedAt !== undefined) {
+      obj.updatedAt = message.updatedAt;
+    }
+    return obj;
+  },
+};
+
+function createBaseCreateGatewayRequest(): CreateGatewayRequest {
+  return { context: undefined, teamId: "", slug: "", name: "", enabled: false };
+}
+
+export const CreateGatewayRequest: MessageFns<CreateGatewayRequest> = {
+  encode(message: CreateGatewayRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.context !== undefined) {
+      RequestContext.encode(message.context, writer.uint32(10).fork()).join();
+    }
+    if (message.teamId !== "") {
+      writer.uint32(18).string(message.teamId);
+    }
+    if (message.slug !== "") {
+      writer.uint32(26).string(message.slug);
+    }
+    if (message.name !== "") {
+      writer.uint32(34).string(message.name);
+    }
+    if (message.enabled !== false) {
+      writer.uint32(40).bool(message.enabled);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CreateGatewayRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCreateGatewayRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.context = RequestContext.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.teamId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.slug = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.enabled = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CreateGatewayRequest {
+    return {
+      context: isSet(object.context) ? RequestContext.fromJSON(object.context) : undefined,
+      teamId: isSet(object.teamId)
+        ? globalThis.String(object.teamId)
+        : isSet(object.team_id)
+        ? globalThis.String(object.team_id)
+        : "",
+      slug: isSet(object.slug) ? globalThis.String(object.slug) : "",
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      enabled: isSet(object.enabled) ? globalThis.Boolean(object.enabled) : false,
+    };
+  },
+
+  toJSON(message: CreateGatewayRequest): unknown {
+    const obj: any = {};
+    if (message.context !== undefined) {
+      obj.context = RequestContext.toJSON(message.context);
+    }
+    if (message.teamId !== "") {
+      obj.teamId = message.teamId;
+    }
+    if (message.slug !== "") {
+      obj.slug = message.slug;
+    }
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.enabled !== false) {
+      obj.enabled = message.enabled;
+    }
+    return obj;
+  },
+};
+
+function createBaseListGatewaysRequest(): ListGatewaysRequest {
+  return { teamId: "", page: undefined };
+}
+
+export const ListGatewaysRequest: MessageFns<ListGatewaysRequest> = {
+  encode(message: ListGatewaysRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.teamId !== "") {
+      writer.uint32(10).string(message.teamId);
+    }
+    if (message.page !== undefined) {
+      PageRequest.encode(message.page, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListGatewaysRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListGatewaysRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.teamId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.page = PageRequest.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListGatewaysRequest {
+    return {
+      teamId: isSet(object.teamId)
+        ? globalThis.String(object.teamId)
+        : isSet(object.team_id)
+        ? globalThis.String(object.team_id)
+        : "",
+      page: isSet(object.page) ? PageRequest.fromJSON(object.page) : undefined,
+    };
+  },
+
+  toJSON(message: ListGatewaysRequest): unknown {
+    const obj: any = {};
+    if (message.teamId !== "") {
+      obj.teamId = message.teamId;
+    }
+    if (message.page !== undefined) {
+      obj.page = PageRequest.toJSON(message.page);
+    }
+    return obj;
+  },
+};
+
+function createBaseListGatewaysResponse(): ListGatewaysResponse {
+  return { gateways: [], page: undefined };
+}
+
+export const ListGatewaysResponse: MessageFns<ListGatewaysResponse> = {
+  encode(message: ListGatewaysResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.gateways) {
+      Gateway.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.page !== undefined) {
+      PageInfo.encode(message.page, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListGatewaysResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListGatewaysResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.gateways.push(Gateway.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.page = PageInfo.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListGatewaysResponse {
+    return {
+      gateways: globalThis.Array.isArray(object?.gateways) ? object.gateways.map((e: any) => Gateway.fromJSON(e)) : [],
+      page: isSet(object.page) ? PageInfo.fromJSON(object.page) : undefined,
+    };
+  },
+
+  toJSON(message: ListGatewaysResponse): unknown {
+    const obj: any = {};
+    if (message.gateways?.length) {
+      obj.gateways = message.gateways.map((e) => Gateway.toJSON(e));
+    }
+    if (message.page !== undefined) {
+      obj.page = PageInfo.toJSON(message.page);
+    }
+    return obj;
+  },
+};
+
+function createBaseGetGatewayRequest(): GetGatewayRequest {
+  return { teamId: "", gatewayRef: "" };
+}
+
+export const GetGatewayRequest: MessageFns<GetGatewayRequest> = {
+  encode(message: GetGatewayRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.teamId !== "") {
+      writer.uint32(10).string(message.teamId);
+    }
+    if (message.gatewayRef !== "") {
+      writer.uint32(18).string(message.gatewayRef);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetGatewayRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetGatewayRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.teamId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.gatewayRef = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetGatewayRequest {
+    return {
+      teamId: isSet(object.teamId)
+        ? globalThis.String(object.teamId)
+        : isSet(object.team_id)
+        ? globalThis.String(object.team_id)
+        : "",
+      gatewayRef: isSet(object.gatewayRef)
+        ? globalThis.String(object.gatewayRef)
+        : isSet(object.gateway_ref)
+        ? globalThis.String(object.gateway_ref)
+        : "",
+    };
+  },
+
+  toJSON(message: GetGatewayRequest): unknown {
+    const obj: any = {};
+    if (message.teamId !== "") {
+      obj.teamId = message.teamId;
+    }
+    if (message.gatewayRef !== "") {
+      obj.gatewayRef = message.gatewayRef;
+    }
+    return obj;
+  },
+};
+
+function createBaseCheckGatewayAccessRequest(): CheckGatewayAccessRequest {
+  return { slug: "", personId: "" };
+}
+
+export const CheckGatewayAccessRequest: MessageFns<CheckGatewayAccessRequest> = {
+  encode(message: CheckGatewayAccessRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.slug !== "") {
+      writer.uint32(10).string(message.slug);
+    }
+    if (message.personId !== "") {
+      writer.uint32(18).string(message.personId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CheckGatewayAccessRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCheckGatewayAccessRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.slug = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.personId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CheckGatewayAccessRequest {
+    return {
+      slug: isSet(object.slug) ? globalThis.String(object.slug) : "",
+      personId: isSet(object.personId)
+        ? globalThis.String(object.personId)
+        : isSet(object.person_id)
+        ? globalThis.String(object.person_id)
+        : "",
+    };
+  },
+
+  toJSON(message: CheckGatewayAccessRequest): unknown {
+    const obj: any = {};
+    if (message.slug !== "") {
+      obj.slug = message.slug;
+    }
+    if (message.personId !== "") {
+      obj.personId = message.personId;
+    }
+    return obj;
+  },
+};
+
+function createBaseCheckGatewayAccessResponse(): CheckGatewayAccessResponse {
+  return { allowed: false, gateway: undefined };
+}
+
+export const CheckGatewayAccessResponse: MessageFns<CheckGatewayAccessResponse> = {
+  encode(message: CheckGatewayAccessResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.allowed !== false) {
+      writer.uint32(8).bool(message.allowed);
+    }
+    if (message.gateway !== undefined) {
+      Gateway.encode(message.gateway, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CheckGatewayAccessResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCheckGatewayAccessResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.allowed = reader.bool();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.gateway = Gateway.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CheckGatewayAccessResponse {
+    return {
+      allowed: isSet(object.allowed) ? globalThis.Boolean(object.allowed) : false,
+      gateway: isSet(object.gateway) ? Gateway.fromJSON(object.gateway) : undefined,
+    };
+  },
+
+  toJSON(message: CheckGatewayAccessResponse): unknown {
+    const obj: any = {};
+    if (message.allowed !== false) {
+      obj.allowed = message.allowed;
+    }
+    if (message.gateway !== undefined) {
+      obj.gateway = Gateway.toJSON(message.gateway);
+    }
+    return obj;
+  },
+};
+
 export type CatalogServiceService = typeof CatalogServiceService;
 export const CatalogServiceService = {
   /** Reports the running service's name, version and applied schema version. */
@@ -80,11 +829,64 @@ export const CatalogServiceService = {
     responseSerialize: (value: ServiceStatus): Buffer => Buffer.from(ServiceStatus.encode(value).finish()),
     responseDeserialize: (value: Buffer): ServiceStatus => ServiceStatus.decode(value),
   },
+  /** Gateways: a team's MCP endpoint at /mcp/{slug}. */
+  createGateway: {
+    path: "/platform.catalog.v1.CatalogService/CreateGateway" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: CreateGatewayRequest): Buffer => Buffer.from(CreateGatewayRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): CreateGatewayRequest => CreateGatewayRequest.decode(value),
+    responseSerialize: (value: Gateway): Buffer => Buffer.from(Gateway.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Gateway => Gateway.decode(value),
+  },
+  listGateways: {
+    path: "/platform.catalog.v1.CatalogService/ListGateways" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListGatewaysRequest): Buffer => Buffer.from(ListGatewaysRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListGatewaysRequest => ListGatewaysRequest.decode(value),
+    responseSerialize: (value: ListGatewaysResponse): Buffer =>
+      Buffer.from(ListGatewaysResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListGatewaysResponse => ListGatewaysResponse.decode(value),
+  },
+  getGateway: {
+    path: "/platform.catalog.v1.CatalogService/GetGateway" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetGatewayRequest): Buffer => Buffer.from(GetGatewayRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetGatewayRequest => GetGatewayRequest.decode(value),
+    responseSerialize: (value: Gateway): Buffer => Buffer.from(Gateway.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Gateway => Gateway.decode(value),
+  },
+  /**
+   * May this person use the gateway named by `slug` now? Unknown, disabled and no-access gateways all answer
+   * allowed = false, indistinguishably (OAuth authorize rule 8; /mcp access checks).
+   */
+  checkGatewayAccess: {
+    path: "/platform.catalog.v1.CatalogService/CheckGatewayAccess" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: CheckGatewayAccessRequest): Buffer =>
+      Buffer.from(CheckGatewayAccessRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): CheckGatewayAccessRequest => CheckGatewayAccessRequest.decode(value),
+    responseSerialize: (value: CheckGatewayAccessResponse): Buffer =>
+      Buffer.from(CheckGatewayAccessResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): CheckGatewayAccessResponse => CheckGatewayAccessResponse.decode(value),
+  },
 } as const;
 
 export interface CatalogServiceServer extends UntypedServiceImplementation {
   /** Reports the running service's name, version and applied schema version. */
   getServiceStatus: handleUnaryCall<GetServiceStatusRequest, ServiceStatus>;
+  /** Gateways: a team's MCP endpoint at /mcp/{slug}. */
+  createGateway: handleUnaryCall<CreateGatewayRequest, Gateway>;
+  listGateways: handleUnaryCall<ListGatewaysRequest, ListGatewaysResponse>;
+  getGateway: handleUnaryCall<GetGatewayRequest, Gateway>;
+  /**
+   * May this person use the gateway named by `slug` now? Unknown, disabled and no-access gateways all answer
+   * allowed = false, indistinguishably (OAuth authorize rule 8; /mcp access checks).
+   */
+  checkGatewayAccess: handleUnaryCall<CheckGatewayAccessRequest, CheckGatewayAccessResponse>;
 }
 
 export interface CatalogServiceClient extends Client {
@@ -104,6 +906,71 @@ export interface CatalogServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ServiceStatus) => void,
   ): ClientUnaryCall;
+  /** Gateways: a team's MCP endpoint at /mcp/{slug}. */
+  createGateway(
+    request: CreateGatewayRequest,
+    callback: (error: ServiceError | null, response: Gateway) => void,
+  ): ClientUnaryCall;
+  createGateway(
+    request: CreateGatewayRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Gateway) => void,
+  ): ClientUnaryCall;
+  createGateway(
+    request: CreateGatewayRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Gateway) => void,
+  ): ClientUnaryCall;
+  listGateways(
+    request: ListGatewaysRequest,
+    callback: (error: ServiceError | null, response: ListGatewaysResponse) => void,
+  ): ClientUnaryCall;
+  listGateways(
+    request: ListGatewaysRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListGatewaysResponse) => void,
+  ): ClientUnaryCall;
+  listGateways(
+    request: ListGatewaysRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListGatewaysResponse) => void,
+  ): ClientUnaryCall;
+  getGateway(
+    request: GetGatewayRequest,
+    callback: (error: ServiceError | null, response: Gateway) => void,
+  ): ClientUnaryCall;
+  getGateway(
+    request: GetGatewayRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Gateway) => void,
+  ): ClientUnaryCall;
+  getGateway(
+    request: GetGatewayRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Gateway) => void,
+  ): ClientUnaryCall;
+  /**
+   * May this person use the gateway named by `slug` now? Unknown, disabled and no-access gateways all answer
+   * allowed = false, indistinguishably (OAuth authorize rule 8; /mcp access checks).
+   */
+  checkGatewayAccess(
+    request: CheckGatewayAccessRequest,
+    callback: (error: ServiceError | null, response: CheckGatewayAccessResponse) => void,
+  ): ClientUnaryCall;
+  checkGatewayAccess(
+    request: CheckGatewayAccessRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: CheckGatewayAccessResponse) => void,
+  ): ClientUnaryCall;
+  checkGatewayAccess(
+    request: CheckGatewayAccessRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: CheckGatewayAccessResponse) => void,
+  ): ClientUnaryCall;
 }
 
 export const CatalogServiceClient = makeGenericClientConstructor(
@@ -114,6 +981,23 @@ export const CatalogServiceClient = makeGenericClientConstructor(
   service: typeof CatalogServiceService;
   serviceName: string;
 };
+
+function toTimestamp(dateStr: string): Timestamp {
+  const date = new globalThis.Date(dateStr);
+  const seconds = Math.trunc(date.getTime() / 1_000).toString();
+  const nanos = (date.getTime() % 1_000) * 1_000_000;
+  return { seconds, nanos };
+}
+
+function fromTimestamp(t: Timestamp): string {
+  let millis = (globalThis.Number(t.seconds) || 0) * 1_000;
+  millis += (t.nanos || 0) / 1_000_000;
+  return new globalThis.Date(millis).toISOString();
+}
+
+function isSet(value: any): boolean {
+  return value !== null && value !== undefined;
+}
 
 interface MessageFns<T> {
   encode(message: T, writer?: BinaryWriter): BinaryWriter;

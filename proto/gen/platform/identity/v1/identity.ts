@@ -20,6 +20,30 @@ import {
 } from "@grpc/grpc-js";
 import { Timestamp } from "../../../google/protobuf/timestamp";
 import { Actor, PageInfo, PageRequest, RequestContext, ServiceStatus } from "../../common/v1/common";
+import {
+  ExchangeCodeRequest,
+  GetConsentRequest,
+  GetConsentResponse,
+  IssueAuthorizationCodeRequest,
+  IssueAuthorizationCodeResponse,
+  ListConnectionsRequest,
+  ListConnectionsResponse,
+  ListTrustedClientsRequest,
+  ListTrustedClientsResponse,
+  RefreshTokenRequest,
+  RegisterClientRequest,
+  RegisterClientResponse,
+  ResolveClientRequest,
+  ResolveClientResponse,
+  RevokeConnectionRequest,
+  RevokeConnectionResponse,
+  RevokeTokenRequest,
+  RevokeTokenResponse,
+  SetTrustedClientsRequest,
+  TokenResponse,
+  ValidateAccessTokenRequest,
+  ValidateAccessTokenResponse,
+} from "./oauth";
 
 /** Platform-wide roles. Admins change the platform; auditors read it; staff may see every team. */
 export enum PlatformRole {
@@ -453,11 +477,17 @@ export interface ListTeamsRequest {
   includeArchived: boolean;
   /** Restrict to one kind ("team", "personal", "platform"); empty = all kinds. */
   kind: string;
+  /** When set, the response's `roles` give this person's role in each listed team. */
+  roleOfPersonId: string;
 }
 
 export interface ListTeamsResponse {
   teams: Team[];
-  page?: PageInfo | undefined;
+  page?:
+    | PageInfo
+    | undefined;
+  /** Parallel to `teams` when `role_of_person_id` was set: that person's role (UNSPECIFIED when none). */
+  roles: TeamRole[];
 }
 
 export interface GetTeamRequest {
@@ -519,6 +549,11 @@ export interface RemoveMemberRequest {
   teamId: string;
   personId: string;
   callerRole: TeamRole;
+}
+
+export interface GetMembershipRequest {
+  teamId: string;
+  personId: string;
 }
 
 export interface RemoveMemberResponse {
@@ -3091,7 +3126,7 @@ export const CreateTeamRequest: MessageFns<CreateTeamRequest> = {
 };
 
 function createBaseListTeamsRequest(): ListTeamsRequest {
-  return { page: undefined, memberPersonId: "", includeArchived: false, kind: "" };
+  return { page: undefined, memberPersonId: "", includeArchived: false, kind: "", roleOfPersonId: "" };
 }
 
 export const ListTeamsRequest: MessageFns<ListTeamsRequest> = {
@@ -3107,6 +3142,9 @@ export const ListTeamsRequest: MessageFns<ListTeamsRequest> = {
     }
     if (message.kind !== "") {
       writer.uint32(34).string(message.kind);
+    }
+    if (message.roleOfPersonId !== "") {
+      writer.uint32(42).string(message.roleOfPersonId);
     }
     return writer;
   },
@@ -3156,6 +3194,14 @@ export const ListTeamsRequest: MessageFns<ListTeamsRequest> = {
             message.kind = reader.string();
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.roleOfPersonId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3182,6 +3228,11 @@ export const ListTeamsRequest: MessageFns<ListTeamsRequest> = {
         ? globalThis.Boolean(object.include_archived)
         : false,
       kind: isSet(object.kind) ? globalThis.String(object.kind) : "",
+      roleOfPersonId: isSet(object.roleOfPersonId)
+        ? globalThis.String(object.roleOfPersonId)
+        : isSet(object.role_of_person_id)
+        ? globalThis.String(object.role_of_person_id)
+        : "",
     };
   },
 
@@ -3199,12 +3250,15 @@ export const ListTeamsRequest: MessageFns<ListTeamsRequest> = {
     if (message.kind !== "") {
       obj.kind = message.kind;
     }
+    if (message.roleOfPersonId !== "") {
+      obj.roleOfPersonId = message.roleOfPersonId;
+    }
     return obj;
   },
 };
 
 function createBaseListTeamsResponse(): ListTeamsResponse {
-  return { teams: [], page: undefined };
+  return { teams: [], page: undefined, roles: [] };
 }
 
 export const ListTeamsResponse: MessageFns<ListTeamsResponse> = {
@@ -3214,6 +3268,13 @@ export const ListTeamsResponse: MessageFns<ListTeamsResponse> = {
     }
     if (message.page !== undefined) {
       PageInfo.encode(message.page, writer.uint32(18).fork()).join();
+    }
+    if (message.roles.length !== 0) {
+      writer.uint32(26).fork();
+      for (const v of message.roles) {
+        writer.int32(teamRoleToNumber(v));
+      }
+      writer.join();
     }
     return writer;
   },
@@ -3247,6 +3308,24 @@ export const ListTeamsResponse: MessageFns<ListTeamsResponse> = {
             message.page = PageInfo.decode(reader, reader.uint32());
             continue;
           }
+          case 3: {
+            if (tag === 24) {
+              message.roles.push(teamRoleFromJSON(reader.int32()));
+
+              continue;
+            }
+
+            if (tag === 26) {
+              const end2 = reader.uint32() + reader.pos;
+              while (reader.pos < end2) {
+                message.roles.push(teamRoleFromJSON(reader.int32()));
+              }
+
+              continue;
+            }
+
+            break;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3263,6 +3342,7 @@ export const ListTeamsResponse: MessageFns<ListTeamsResponse> = {
     return {
       teams: globalThis.Array.isArray(object?.teams) ? object.teams.map((e: any) => Team.fromJSON(e)) : [],
       page: isSet(object.page) ? PageInfo.fromJSON(object.page) : undefined,
+      roles: globalThis.Array.isArray(object?.roles) ? object.roles.map((e: any) => teamRoleFromJSON(e)) : [],
     };
   },
 
@@ -3273,6 +3353,9 @@ export const ListTeamsResponse: MessageFns<ListTeamsResponse> = {
     }
     if (message.page !== undefined) {
       obj.page = PageInfo.toJSON(message.page);
+    }
+    if (message.roles?.length) {
+      obj.roles = message.roles.map((e) => teamRoleToJSON(e));
     }
     return obj;
   },
@@ -4176,6 +4259,89 @@ export const RemoveMemberRequest: MessageFns<RemoveMemberRequest> = {
     }
     if (message.callerRole !== TeamRole.TEAM_ROLE_UNSPECIFIED) {
       obj.callerRole = teamRoleToJSON(message.callerRole);
+    }
+    return obj;
+  },
+};
+
+function createBaseGetMembershipRequest(): GetMembershipRequest {
+  return { teamId: "", personId: "" };
+}
+
+export const GetMembershipRequest: MessageFns<GetMembershipRequest> = {
+  encode(message: GetMembershipRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.teamId !== "") {
+      writer.uint32(10).string(message.teamId);
+    }
+    if (message.personId !== "") {
+      writer.uint32(18).string(message.personId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetMembershipRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetMembershipRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.teamId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.personId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetMembershipRequest {
+    return {
+      teamId: isSet(object.teamId)
+        ? globalThis.String(object.teamId)
+        : isSet(object.team_id)
+        ? globalThis.String(object.team_id)
+        : "",
+      personId: isSet(object.personId)
+        ? globalThis.String(object.personId)
+        : isSet(object.person_id)
+        ? globalThis.String(object.person_id)
+        : "",
+    };
+  },
+
+  toJSON(message: GetMembershipRequest): unknown {
+    const obj: any = {};
+    if (message.teamId !== "") {
+      obj.teamId = message.teamId;
+    }
+    if (message.personId !== "") {
+      obj.personId = message.personId;
     }
     return obj;
   },
@@ -7738,6 +7904,16 @@ export const IdentityServiceService = {
       Buffer.from(RemoveMemberResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): RemoveMemberResponse => RemoveMemberResponse.decode(value),
   },
+  /** A person's membership of a team, or NOT_FOUND (other services ask "may this person use X of team T"). */
+  getMembership: {
+    path: "/platform.identity.v1.IdentityService/GetMembership" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetMembershipRequest): Buffer => Buffer.from(GetMembershipRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetMembershipRequest => GetMembershipRequest.decode(value),
+    responseSerialize: (value: Member): Buffer => Buffer.from(Member.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Member => Member.decode(value),
+  },
   /** API keys. */
   createApiKey: {
     path: "/platform.identity.v1.IdentityService/CreateApiKey" as const,
@@ -7870,6 +8046,136 @@ export const IdentityServiceService = {
     responseSerialize: (value: Maintenance): Buffer => Buffer.from(Maintenance.encode(value).finish()),
     responseDeserialize: (value: Buffer): Maintenance => Maintenance.decode(value),
   },
+  /**
+   * OAuth 2.1 authorization server for MCP gateways (§4.1, §5.5).
+   * Dynamic client registration (RFC 7591), public clients only.
+   */
+  registerClient: {
+    path: "/platform.identity.v1.IdentityService/RegisterClient" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: RegisterClientRequest): Buffer =>
+      Buffer.from(RegisterClientRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RegisterClientRequest => RegisterClientRequest.decode(value),
+    responseSerialize: (value: RegisterClientResponse): Buffer =>
+      Buffer.from(RegisterClientResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): RegisterClientResponse => RegisterClientResponse.decode(value),
+  },
+  /** Establishes a client: a registered `svccl_` id, or an https URL whose metadata document is fetched (cached). */
+  resolveClient: {
+    path: "/platform.identity.v1.IdentityService/ResolveClient" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ResolveClientRequest): Buffer => Buffer.from(ResolveClientRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ResolveClientRequest => ResolveClientRequest.decode(value),
+    responseSerialize: (value: ResolveClientResponse): Buffer =>
+      Buffer.from(ResolveClientResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ResolveClientResponse => ResolveClientResponse.decode(value),
+  },
+  getConsent: {
+    path: "/platform.identity.v1.IdentityService/GetConsent" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetConsentRequest): Buffer => Buffer.from(GetConsentRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetConsentRequest => GetConsentRequest.decode(value),
+    responseSerialize: (value: GetConsentResponse): Buffer => Buffer.from(GetConsentResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): GetConsentResponse => GetConsentResponse.decode(value),
+  },
+  issueAuthorizationCode: {
+    path: "/platform.identity.v1.IdentityService/IssueAuthorizationCode" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: IssueAuthorizationCodeRequest): Buffer =>
+      Buffer.from(IssueAuthorizationCodeRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): IssueAuthorizationCodeRequest => IssueAuthorizationCodeRequest.decode(value),
+    responseSerialize: (value: IssueAuthorizationCodeResponse): Buffer =>
+      Buffer.from(IssueAuthorizationCodeResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): IssueAuthorizationCodeResponse =>
+      IssueAuthorizationCodeResponse.decode(value),
+  },
+  exchangeCode: {
+    path: "/platform.identity.v1.IdentityService/ExchangeCode" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ExchangeCodeRequest): Buffer => Buffer.from(ExchangeCodeRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ExchangeCodeRequest => ExchangeCodeRequest.decode(value),
+    responseSerialize: (value: TokenResponse): Buffer => Buffer.from(TokenResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): TokenResponse => TokenResponse.decode(value),
+  },
+  refreshToken: {
+    path: "/platform.identity.v1.IdentityService/RefreshToken" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: RefreshTokenRequest): Buffer => Buffer.from(RefreshTokenRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RefreshTokenRequest => RefreshTokenRequest.decode(value),
+    responseSerialize: (value: TokenResponse): Buffer => Buffer.from(TokenResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): TokenResponse => TokenResponse.decode(value),
+  },
+  revokeToken: {
+    path: "/platform.identity.v1.IdentityService/RevokeToken" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: RevokeTokenRequest): Buffer => Buffer.from(RevokeTokenRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RevokeTokenRequest => RevokeTokenRequest.decode(value),
+    responseSerialize: (value: RevokeTokenResponse): Buffer => Buffer.from(RevokeTokenResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): RevokeTokenResponse => RevokeTokenResponse.decode(value),
+  },
+  /** The resource-server check of every /mcp request. */
+  validateAccessToken: {
+    path: "/platform.identity.v1.IdentityService/ValidateAccessToken" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ValidateAccessTokenRequest): Buffer =>
+      Buffer.from(ValidateAccessTokenRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ValidateAccessTokenRequest => ValidateAccessTokenRequest.decode(value),
+    responseSerialize: (value: ValidateAccessTokenResponse): Buffer =>
+      Buffer.from(ValidateAccessTokenResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ValidateAccessTokenResponse => ValidateAccessTokenResponse.decode(value),
+  },
+  listConnections: {
+    path: "/platform.identity.v1.IdentityService/ListConnections" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListConnectionsRequest): Buffer =>
+      Buffer.from(ListConnectionsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListConnectionsRequest => ListConnectionsRequest.decode(value),
+    responseSerialize: (value: ListConnectionsResponse): Buffer =>
+      Buffer.from(ListConnectionsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListConnectionsResponse => ListConnectionsResponse.decode(value),
+  },
+  revokeConnection: {
+    path: "/platform.identity.v1.IdentityService/RevokeConnection" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: RevokeConnectionRequest): Buffer =>
+      Buffer.from(RevokeConnectionRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RevokeConnectionRequest => RevokeConnectionRequest.decode(value),
+    responseSerialize: (value: RevokeConnectionResponse): Buffer =>
+      Buffer.from(RevokeConnectionResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): RevokeConnectionResponse => RevokeConnectionResponse.decode(value),
+  },
+  listTrustedClients: {
+    path: "/platform.identity.v1.IdentityService/ListTrustedClients" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListTrustedClientsRequest): Buffer =>
+      Buffer.from(ListTrustedClientsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListTrustedClientsRequest => ListTrustedClientsRequest.decode(value),
+    responseSerialize: (value: ListTrustedClientsResponse): Buffer =>
+      Buffer.from(ListTrustedClientsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListTrustedClientsResponse => ListTrustedClientsResponse.decode(value),
+  },
+  setTrustedClients: {
+    path: "/platform.identity.v1.IdentityService/SetTrustedClients" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: SetTrustedClientsRequest): Buffer =>
+      Buffer.from(SetTrustedClientsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): SetTrustedClientsRequest => SetTrustedClientsRequest.decode(value),
+    responseSerialize: (value: ListTrustedClientsResponse): Buffer =>
+      Buffer.from(ListTrustedClientsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListTrustedClientsResponse => ListTrustedClientsResponse.decode(value),
+  },
 } as const;
 
 export interface IdentityServiceServer extends UntypedServiceImplementation {
@@ -7900,6 +8206,8 @@ export interface IdentityServiceServer extends UntypedServiceImplementation {
   addMember: handleUnaryCall<AddMemberRequest, Member>;
   updateMember: handleUnaryCall<UpdateMemberRequest, Member>;
   removeMember: handleUnaryCall<RemoveMemberRequest, RemoveMemberResponse>;
+  /** A person's membership of a team, or NOT_FOUND (other services ask "may this person use X of team T"). */
+  getMembership: handleUnaryCall<GetMembershipRequest, Member>;
   /** API keys. */
   createApiKey: handleUnaryCall<CreateApiKeyRequest, CreatedApiKey>;
   listApiKeys: handleUnaryCall<ListApiKeysRequest, ListApiKeysResponse>;
@@ -7917,6 +8225,24 @@ export interface IdentityServiceServer extends UntypedServiceImplementation {
   /** Maintenance mode. */
   getMaintenance: handleUnaryCall<GetMaintenanceRequest, Maintenance>;
   setMaintenance: handleUnaryCall<SetMaintenanceRequest, Maintenance>;
+  /**
+   * OAuth 2.1 authorization server for MCP gateways (§4.1, §5.5).
+   * Dynamic client registration (RFC 7591), public clients only.
+   */
+  registerClient: handleUnaryCall<RegisterClientRequest, RegisterClientResponse>;
+  /** Establishes a client: a registered `svccl_` id, or an https URL whose metadata document is fetched (cached). */
+  resolveClient: handleUnaryCall<ResolveClientRequest, ResolveClientResponse>;
+  getConsent: handleUnaryCall<GetConsentRequest, GetConsentResponse>;
+  issueAuthorizationCode: handleUnaryCall<IssueAuthorizationCodeRequest, IssueAuthorizationCodeResponse>;
+  exchangeCode: handleUnaryCall<ExchangeCodeRequest, TokenResponse>;
+  refreshToken: handleUnaryCall<RefreshTokenRequest, TokenResponse>;
+  revokeToken: handleUnaryCall<RevokeTokenRequest, RevokeTokenResponse>;
+  /** The resource-server check of every /mcp request. */
+  validateAccessToken: handleUnaryCall<ValidateAccessTokenRequest, ValidateAccessTokenResponse>;
+  listConnections: handleUnaryCall<ListConnectionsRequest, ListConnectionsResponse>;
+  revokeConnection: handleUnaryCall<RevokeConnectionRequest, RevokeConnectionResponse>;
+  listTrustedClients: handleUnaryCall<ListTrustedClientsRequest, ListTrustedClientsResponse>;
+  setTrustedClients: handleUnaryCall<SetTrustedClientsRequest, ListTrustedClientsResponse>;
 }
 
 export interface IdentityServiceClient extends Client {
@@ -8179,6 +8505,22 @@ export interface IdentityServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: RemoveMemberResponse) => void,
   ): ClientUnaryCall;
+  /** A person's membership of a team, or NOT_FOUND (other services ask "may this person use X of team T"). */
+  getMembership(
+    request: GetMembershipRequest,
+    callback: (error: ServiceError | null, response: Member) => void,
+  ): ClientUnaryCall;
+  getMembership(
+    request: GetMembershipRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Member) => void,
+  ): ClientUnaryCall;
+  getMembership(
+    request: GetMembershipRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Member) => void,
+  ): ClientUnaryCall;
   /** API keys. */
   createApiKey(
     request: CreateApiKeyRequest,
@@ -8377,6 +8719,192 @@ export interface IdentityServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: Maintenance) => void,
+  ): ClientUnaryCall;
+  /**
+   * OAuth 2.1 authorization server for MCP gateways (§4.1, §5.5).
+   * Dynamic client registration (RFC 7591), public clients only.
+   */
+  registerClient(
+    request: RegisterClientRequest,
+    callback: (error: ServiceError | null, response: RegisterClientResponse) => void,
+  ): ClientUnaryCall;
+  registerClient(
+    request: RegisterClientRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: RegisterClientResponse) => void,
+  ): ClientUnaryCall;
+  registerClient(
+    request: RegisterClientRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: RegisterClientResponse) => void,
+  ): ClientUnaryCall;
+  /** Establishes a client: a registered `svccl_` id, or an https URL whose metadata document is fetched (cached). */
+  resolveClient(
+    request: ResolveClientRequest,
+    callback: (error: ServiceError | null, response: ResolveClientResponse) => void,
+  ): ClientUnaryCall;
+  resolveClient(
+    request: ResolveClientRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ResolveClientResponse) => void,
+  ): ClientUnaryCall;
+  resolveClient(
+    request: ResolveClientRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ResolveClientResponse) => void,
+  ): ClientUnaryCall;
+  getConsent(
+    request: GetConsentRequest,
+    callback: (error: ServiceError | null, response: GetConsentResponse) => void,
+  ): ClientUnaryCall;
+  getConsent(
+    request: GetConsentRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: GetConsentResponse) => void,
+  ): ClientUnaryCall;
+  getConsent(
+    request: GetConsentRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: GetConsentResponse) => void,
+  ): ClientUnaryCall;
+  issueAuthorizationCode(
+    request: IssueAuthorizationCodeRequest,
+    callback: (error: ServiceError | null, response: IssueAuthorizationCodeResponse) => void,
+  ): ClientUnaryCall;
+  issueAuthorizationCode(
+    request: IssueAuthorizationCodeRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: IssueAuthorizationCodeResponse) => void,
+  ): ClientUnaryCall;
+  issueAuthorizationCode(
+    request: IssueAuthorizationCodeRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: IssueAuthorizationCodeResponse) => void,
+  ): ClientUnaryCall;
+  exchangeCode(
+    request: ExchangeCodeRequest,
+    callback: (error: ServiceError | null, response: TokenResponse) => void,
+  ): ClientUnaryCall;
+  exchangeCode(
+    request: ExchangeCodeRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: TokenResponse) => void,
+  ): ClientUnaryCall;
+  exchangeCode(
+    request: ExchangeCodeRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: TokenResponse) => void,
+  ): ClientUnaryCall;
+  refreshToken(
+    request: RefreshTokenRequest,
+    callback: (error: ServiceError | null, response: TokenResponse) => void,
+  ): ClientUnaryCall;
+  refreshToken(
+    request: RefreshTokenRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: TokenResponse) => void,
+  ): ClientUnaryCall;
+  refreshToken(
+    request: RefreshTokenRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: TokenResponse) => void,
+  ): ClientUnaryCall;
+  revokeToken(
+    request: RevokeTokenRequest,
+    callback: (error: ServiceError | null, response: RevokeTokenResponse) => void,
+  ): ClientUnaryCall;
+  revokeToken(
+    request: RevokeTokenRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: RevokeTokenResponse) => void,
+  ): ClientUnaryCall;
+  revokeToken(
+    request: RevokeTokenRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: RevokeTokenResponse) => void,
+  ): ClientUnaryCall;
+  /** The resource-server check of every /mcp request. */
+  validateAccessToken(
+    request: ValidateAccessTokenRequest,
+    callback: (error: ServiceError | null, response: ValidateAccessTokenResponse) => void,
+  ): ClientUnaryCall;
+  validateAccessToken(
+    request: ValidateAccessTokenRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ValidateAccessTokenResponse) => void,
+  ): ClientUnaryCall;
+  validateAccessToken(
+    request: ValidateAccessTokenRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ValidateAccessTokenResponse) => void,
+  ): ClientUnaryCall;
+  listConnections(
+    request: ListConnectionsRequest,
+    callback: (error: ServiceError | null, response: ListConnectionsResponse) => void,
+  ): ClientUnaryCall;
+  listConnections(
+    request: ListConnectionsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListConnectionsResponse) => void,
+  ): ClientUnaryCall;
+  listConnections(
+    request: ListConnectionsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListConnectionsResponse) => void,
+  ): ClientUnaryCall;
+  revokeConnection(
+    request: RevokeConnectionRequest,
+    callback: (error: ServiceError | null, response: RevokeConnectionResponse) => void,
+  ): ClientUnaryCall;
+  revokeConnection(
+    request: RevokeConnectionRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: RevokeConnectionResponse) => void,
+  ): ClientUnaryCall;
+  revokeConnection(
+    request: RevokeConnectionRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: RevokeConnectionResponse) => void,
+  ): ClientUnaryCall;
+  listTrustedClients(
+    request: ListTrustedClientsRequest,
+    callback: (error: ServiceError | null, response: ListTrustedClientsResponse) => void,
+  ): ClientUnaryCall;
+  listTrustedClients(
+    request: ListTrustedClientsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListTrustedClientsResponse) => void,
+  ): ClientUnaryCall;
+  listTrustedClients(
+    request: ListTrustedClientsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListTrustedClientsResponse) => void,
+  ): ClientUnaryCall;
+  setTrustedClients(
+    request: SetTrustedClientsRequest,
+    callback: (error: ServiceError | null, response: ListTrustedClientsResponse) => void,
+  ): ClientUnaryCall;
+  setTrustedClients(
+    request: SetTrustedClientsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListTrustedClientsResponse) => void,
+  ): ClientUnaryCall;
+  setTrustedClients(
+    request: SetTrustedClientsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListTrustedClientsResponse) => void,
   ): ClientUnaryCall;
 }
 

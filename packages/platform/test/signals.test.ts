@@ -1,0 +1,43 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { freePort } from '@platform/test';
+
+/** The executable itself: started as `npm start` starts it, stopped by SIGTERM as Kubernetes stops a pod. */
+describe('the platform executable', () => {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'platform-signals-'));
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  it('becomes ready, then on SIGTERM stops its modules in reverse order and exits 0', async () => {
+    const port = await freePort();
+    const child = spawn(process.execPath, ['--import', 'tsx', 'packages/platform/src/main.ts'], {
+      cwd: path.resolve(__dirname, '../../..'),
+      env: { ...process.env, NODE_OPTIONS: '', DATA_DIR: dataDir, PORT: String(port), GRPC_PORT: '0', LOG_LEVEL: 'debug' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+
+    const deadline = Date.now() + 60_000;
+    let ready = false;
+    while (!ready && Date.now() < deadline && child.exitCode === null) {
+      ready = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status === 200, () => false);
+      if (!ready) await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    expect(ready).toBe(true);
+
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    const lines = output.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as { msg: string; module?: string });
+    expect(lines.some((line) => line.msg.startsWith('shutting down'))).toBe(true);
+    expect(lines.at(-1)?.msg).toBe('stopped');
+    const stopped = lines.filter((line) => line.msg === 'module stopped').map((line) => line.module);
+    // The listener stops first (no new requests), the infrastructure last.
+    expect(stopped[0]).toBe('http');
+    expect(stopped.indexOf('grpc-server')).toBeLessThan(stopped.indexOf('identity'));
+    expect(stopped.indexOf('identity')).toBeLessThan(stopped.indexOf('database'));
+  }, 90_000);
+});

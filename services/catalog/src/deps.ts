@@ -1,0 +1,14 @@
+import type { Cache, Database, Logger, PlatformConfig, ServiceClients } from '@platform/runtime';
+
+/** What the catalog service's domain and store functions work with. */
+export interface CatalogDeps {
+  db: Database;
+  cache: Cache;
+  logger: Logger;
+  config: PlatformConfig;
+  /** Other services over gRPC: people, teams and memberships are identity's, asked through `clients.identity`. */
+  clients: ServiceClients;
+}
+
+/** The schema this service owns; every SQL statement names it. */
+export const SCHEMA = 'catalog';

@@ -11,7 +11,9 @@ import { freePort } from '../src/net';
 export async function startPlatformProcess(env: NodeJS.ProcessEnv): Promise<{ url: string; stop(): Promise<void> }> {
   const port = await freePort();
   const root = path.resolve(__dirname, '../..');
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'packages/platform/src/main.ts', '--target=all'], {
+  // BENCH_NODE_ARGS passes flags to the platform's node, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile it.
+  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'packages/platform/src/main.ts', '--target=all'], {
     cwd: root,
     env: { ...process.env, ...env, PORT: String(port), GRPC_PORT: '0', LOG_LEVEL: env.LOG_LEVEL ?? 'warn' },
     stdio: ['ignore', 'inherit', 'inherit'],

@@ -15,3 +15,4 @@ export * from './http';
 export * from './service';
 export * from './audit';
 export * from './maintenance';
+export * from './net';

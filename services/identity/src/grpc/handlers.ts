@@ -29,6 +29,24 @@ export function createIdentityHandlers(deps: IdentityDeps): AsyncServiceImplemen
 }
 
 /**
+ * Changes that only add (a person, a team, a key, a session, an OAuth grant) and cannot make a remembered
+ * authentication wrong. Any other change moves the generation: the safe default for a new method.
+ */
+const LEAVES_AUTHENTICATION_UNCHANGED = new Set([
+  'signIn',
+  'createPerson',
+  'createTeam',
+  'createApiKey',
+  'createServiceAccount',
+  'setMaintenance',
+  'registerClient',
+  'issueAuthorizationCode',
+  'exchangeCode',
+  'refreshToken',
+  'setTrustedClients',
+]);
+
+/**
  * After every successful change, moves the shared auth generation on, so edges that remember authentications
  * (gateway/src/auth/authentication-cache.ts) re-check at the next request. Done here, once for every method,
  * so no change can forget it.
@@ -36,7 +54,7 @@ export function createIdentityHandlers(deps: IdentityDeps): AsyncServiceImplemen
 function invalidatingAuthentication(deps: IdentityDeps, handlers: Implementation): Implementation {
   const wrapped: Record<string, unknown> = {};
   for (const [name, handler] of Object.entries(handlers) as [string, (...args: unknown[]) => Promise<unknown>][]) {
-    wrapped[name] = isReadMethod(name)
+    wrapped[name] = isReadMethod(name) || LEAVES_AUTHENTICATION_UNCHANGED.has(name)
       ? handler
       : async (...args: unknown[]) => {
           const result = await handler(...args);

@@ -1,0 +1,81 @@
+import { createHash } from 'node:crypto';
+import { constantTimeEqual } from '@platform/runtime';
+import { MAX_URI_LENGTH } from './limits';
+
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** Dynamic registrations' client ids. */
+export const REGISTERED_CLIENT_ID = /^svccl_[A-Za-z0-9_-]{20,100}$/;
+/** RFC 7636 §4.2: BASE64URL(SHA256(verifier)) is always 43 characters. */
+export const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
+/** RFC 7636 §4.1: 43 to 128 characters of the unreserved set. */
+export const CODE_VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;
+
+/** Loopback hosts as the URL parser spells them: 127.0.0.0/8, [::1], localhost (RFC 8252 §7.3). */
+export function isLoopbackHost(hostname: string): boolean {
+  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname) || hostname === '[::1]' || hostname === 'localhost';
+}
+
+function parseAbsolute(value: string): URL | null {
+  try {
+    return new URL(value);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Why a redirect URI cannot be registered, or null when it can (§4.1.2): https, or http on a loopback host with
+ * any port; no fragment (RFC 6749 §3.1.2), no credentials.
+ */
+export function redirectUriProblem(value: unknown): string | null {
+  if (typeof value !== 'string' || value === '') return 'must be a non-empty string';
+  if (value.length > MAX_URI_LENGTH) return `must be at most ${MAX_URI_LENGTH} characters`;
+  if (value.includes('#')) return 'must not contain a fragment';
+  const url = parseAbsolute(value);
+  if (!url) return 'must be an absolute URL';
+  if (url.username !== '' || url.password !== '') return 'must not contain credentials';
+  if (url.protocol === 'https:') return url.hostname === '' ? 'must name a host' : null;
+  if (url.protocol === 'http:') return isLoopbackHost(url.hostname) ? null : 'http is allowed only on a loopback host (127.0.0.1, [::1], localhost)';
+  return 'must use https (or http on a loopback host)';
+}
+
+/** The raw URI without the port of an http loopback authority; null for any other URI. */
+function loopbackWithoutPort(value: string): string | null {
+  const match = /^(http:\/\/)(\[::1\]|[^/?#:@[\]]+)(?::\d{1,5})?([/?].*)?$/i.exec(value);
+  if (!match) return null;
+  const url = parseAbsolute(value);
+  if (!url || url.protocol !== 'http:' || !isLoopbackHost(url.hostname)) return null;
+  return `${match[1]}${match[2]}${match[3] ?? ''}`;
+}
+
+/**
+ * Whether `requested` is one of the client's redirect URIs: exact string comparison, except that an http
+ * loopback URI may name any port (RFC 8252 §7.3, OAuth 2.1 §8.4.2: native apps pick a free port at run time).
+ */
+export function redirectUriRegistered(registered: readonly string[], requested: string): boolean {
+  if (registered.includes(requested)) return true;
+  const portless = loopbackWithoutPort(requested);
+  return portless !== null && registered.some((uri) => loopbackWithoutPort(uri) === portless);
+}
+
+/**
+ * Why a string cannot be a client ID metadata document URL, or null: https, a host, no credentials, no fragment,
+ * no dot path segments (draft-ietf-oauth-client-id-metadata-document §3).
+ */
+export function clientIdUrlProblem(value: string): string | null {
+  if (value.length > MAX_URI_LENGTH) return `must be at most ${MAX_URI_LENGTH} characters`;
+  const url = parseAbsolute(value);
+  if (!url || url.protocol !== 'https:') return 'must be an https URL';
+  if (url.hostname === '') return 'must name a host';
+  if (url.username !== '' || url.password !== '') return 'must not contain credentials';
+  if (value.includes('#')) return 'must not contain a fragment';
+  const path = value.replace(/^https:\/\/[^/?#]*/i, '').replace(/[?#].*$/, '');
+  if (path.split('/').some((segment) => segment === '.' || segment === '..')) return 'must not contain . or .. path segments';
+  return null;
+}
+
+/** RFC 7636 S256: BASE64URL(SHA256(ASCII(verifier))) equals the challenge (compared in constant time). */
+export function pkceMatches(verifier: string, challenge: string): boolean {
+  const computed = createHash('sha256').update(verifier, 'ascii').digest('base64url');
+  return constantTimeEqual(computed, challenge);
+}

@@ -1,0 +1,130 @@
+import { randomUUID } from 'node:crypto';
+import { createServiceClients, type ServiceClients } from '@platform/runtime';
+import { startTestPlatform, type TestPlatform } from '@platform/test';
+import { documentFor, startMetadataServer } from './metadata-server';
+import { logger, pkce } from './support';
+
+/**
+ * Client ID metadata documents fetched over https through the address guard (loopback allowed here through
+ * ALLOWED_INTERNAL_NETWORKS; the self-signed certificate trusted through OUTBOUND_EXTRA_CA_FILE).
+ */
+describe('client ID metadata documents', () => {
+  let server: Awaited<ReturnType<typeof startMetadataServer>>;
+  let platform: TestPlatform;
+  let clients: ServiceClients;
+
+  beforeAll(async () => {
+    server = await startMetadataServer({
+      '/good.json': (url) => ({ status: 200, headers: { 'cache-control': 'public, max-age=300' }, body: documentFor(url) }),
+      '/cached.json': (url) => ({ status: 200, headers: { 'cache-control': 'max-age=5' }, body: documentFor(url) }),
+      '/mismatch.json': () => ({ status: 200, body: documentFor('https://elsewhere.example/client.json') }),
+      '/redirect.json': () => ({ status: 302, headers: { location: '/good.json' }, body: '' }),
+      '/missing.json': () => ({ status: 404, body: '{}' }),
+      '/large.json': (url) => ({ status: 200, body: documentFor(url, { padding: 'x'.repeat(17 * 1024) }) }),
+      '/slow.json': (url) => ({ status: 200, body: documentFor(url), delayMs: 6_000 }),
+      '/not-json.json': () => ({ status: 200, headers: { 'content-type': 'text/html' }, body: '<html>hello</html>' }),
+      '/secret.json': (url) => ({ status: 200, body: documentFor(url, { token_endpoint_auth_method: 'client_secret_basic' }) }),
+      '/bad-redirect.json': (url) => ({ status: 200, body: documentFor(url, { redirect_uris: ['http://client.example/cb'] }) }),
+      '/no-redirects.json': (url) => ({ status: 200, body: documentFor(url, { redirect_uris: [] }) }),
+      '/failing.json': () => ({ status: 500, body: '' }),
+    });
+    platform = await startTestPlatform({ env: { ALLOWED_INTERNAL_NETWORKS: '127.0.0.0/8', OUTBOUND_EXTRA_CA_FILE: server.caFile } });
+    // A longer deadline than the 5 s fetch limit, so a slow document is the service's refusal, not a call timeout.
+    clients = createServiceClients({ resolveAddress: () => platform.platform.grpcAddress!, deadlineMs: 10_000, logger });
+  }, 120_000);
+
+  afterAll(async () => {
+    await clients?.close();
+    await platform?.stop();
+    await server?.stop();
+  });
+
+  const resolve = (clientId: string) => clients.identity.resolveClient({ clientId });
+
+  it('establishes a client from a good document: verified, not trusted until listed', async () => {
+    const url = `${server.origin}/good.json`;
+    const resolved = await resolve(url);
+    expect(resolved.problem).toBe('');
+    expect(resolved.client).toEqual({
+      clientId: url,
+      clientName: 'Metadata Client',
+      clientUri: 'https://client.example/',
+      logoUri: '',
+      redirectUris: ['http://127.0.0.1:43110/callback', 'https://client.example/callback'],
+      verified: true,
+      trusted: false,
+    });
+    const context = { requestId: 'r', clientIp: '', actor: undefined, viaKind: '', viaName: '' };
+    await clients.identity.setTrustedClients({ context, clientIds: [url] });
+    expect((await resolve(url)).client?.trusted).toBe(true);
+
+    await clients.identity.setTrustedClients({ context, clientIds: [] });
+    expect((await resolve(url)).client?.trusted).toBe(false);
+  });
+
+  it('caches a document for its max-age: a second resolve does not fetch again', async () => {
+    const url = `${server.origin}/good.json?cache=${randomUUID()}`;
+    expect((await resolve(url)).client).toBeDefined();
+    const before = server.hits.get('/good.json') ?? 0;
+    for (let i = 0; i < 5; i += 1) expect((await resolve(url)).client?.clientId).toBe(url);
+    expect(server.hits.get('/good.json')).toBe(before);
+  });
+
+  it('clamps a short max-age to one minute', async () => {
+    const url = `${server.origin}/cached.json`;
+    expect((await resolve(url)).client).toBeDefined();
+    expect(server.hits.get('/cached.json')).toBe(1);
+    // max-age=5 is raised to 60 s: still cached after the 5 s have passed.
+    await new Promise((r) => setTimeout(r, 5_500));
+    expect((await resolve(url)).client).toBeDefined();
+    expect(server.hits.get('/cached.json')).toBe(1);
+  }, 15_000);
+
+  it.each([
+    ['a client_id that differs from the URL', '/mismatch.json', /different client_id/],
+    ['a redirect (3xx), not followed', '/redirect.json', /redirects/],
+    ['a status other than 200', '/missing.json', /status 404/],
+    ['a document over 16 KiB', '/large.json', /larger than 16 KiB/],
+    ['a body that is not JSON', '/not-json.json', /not JSON/],
+    ['a confidential client', '/secret.json', /token_endpoint_auth_method none/],
+    ['an http redirect URI on a public host', '/bad-redirect.json', /redirect URI/],
+    ['no redirect URIs', '/no-redirects.json', /no redirect_uris/],
+  ])('refuses %s', async (_label, pathname, problem) => {
+    const resolved = await resolve(`${server.origin}${pathname}`);
+    expect(resolved.client).toBeUndefined();
+    expect(resolved.problem).toMatch(problem);
+  });
+
+  it('gives up on a document that takes longer than 5 seconds', async () => {
+    const started = Date.now();
+    const resolved = await resolve(`${server.origin}/slow.json`);
+    expect(resolved.client).toBeUndefined();
+    expect(resolved.problem).toMatch(/within 5 seconds/);
+    expect(Date.now() - started).toBeLessThan(5_900);
+  }, 15_000);
+
+  it('remembers a failure briefly instead of fetching again at once', async () => {
+    const url = `${server.origin}/failing.json`;
+    expect((await resolve(url)).problem).toMatch(/status 500/);
+    expect((await resolve(url)).problem).toMatch(/status 500/);
+    expect(server.hits.get('/failing.json')).toBe(1);
+  });
+
+  it('refuses a redirect URI the document does not list when issuing a code, and binds the code to the document client', async () => {
+    const url = `${server.origin}/good.json`;
+    const slug = `gw-${randomUUID().slice(0, 8)}`;
+    const base = {
+      context: undefined,
+      clientId: url,
+      codeChallenge: pkce().challenge,
+      resource: `https://example.test/mcp/${slug}`,
+      gatewayId: randomUUID(),
+      gatewaySlug: slug,
+      personId: randomUUID(),
+      consent: 'allowed',
+    };
+    await expect(clients.identity.issueAuthorizationCode({ ...base, redirectUri: 'https://client.example/other' })).rejects.toMatchObject({ code: 'invalid_request' });
+    // A listed URI passes the client checks and fails only on the (unknown) person.
+    await expect(clients.identity.issueAuthorizationCode({ ...base, redirectUri: 'http://127.0.0.1:5999/callback' })).rejects.toMatchObject({ code: 'forbidden' });
+  });
+});

@@ -1,0 +1,7 @@
+export * from './allowed-networks';
+export * from './address-policy';
+export * from './errors';
+export * from './guarded-lookup';
+export * from './guarded-dispatcher';
+export * from './guarded-fetch';
+export * from './url-policy';

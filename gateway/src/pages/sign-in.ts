@@ -25,7 +25,9 @@ const PAGE_HEADERS = {
   'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
   'X-Frame-Options': 'DENY',
   'Cache-Control': 'no-store',
-  'Referrer-Policy': 'no-referrer',
+  // same-origin, not no-referrer: under no-referrer browsers send `Origin: null` on the form POST, which the
+  // same-origin check below would refuse.
+  'Referrer-Policy': 'same-origin',
   'X-Content-Type-Options': 'nosniff',
 };
 
@@ -132,7 +134,7 @@ function page(options: { instanceName: string; returnTo: string; csrf: string; e
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
+<meta name="referrer" content="same-origin">
 <title>Sign in · ${name}</title>
 <style>
 body{font-family:system-ui,sans-serif;background:#f5f6f8;color:#1d2330;margin:0}

@@ -1,0 +1,85 @@
+import type { Gateway } from '@platform/proto/gen/platform/catalog/v1/catalog';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { AppError } from '@platform/runtime';
+import type { EdgeDeps } from '../edge-deps';
+import { isGatewaySlug } from './gateway-slug';
+import { protectedResourceMetadataUrl } from './resource';
+
+/** Who is calling a gateway, set on `res.locals.mcpPrincipal` by `requireGatewayToken`. */
+export interface McpPrincipal {
+  personId: string;
+  email: string;
+  displayName: string;
+  connectionId: string;
+  clientId: string;
+  clientName: string;
+  clientVerified: boolean;
+  gateway: Gateway;
+}
+
+const ACCESS_TOKEN_PREFIX = 'svcat_';
+
+/** The principal `requireGatewayToken` admitted. */
+export function mcpPrincipalOf(res: Response): McpPrincipal {
+  const principal = res.locals.mcpPrincipal as McpPrincipal | undefined;
+  if (!principal) throw new Error('mcpPrincipalOf called before requireGatewayToken');
+  return principal;
+}
+
+/**
+ * The resource-server check of `/mcp/:slug` (§5.5), run on every request with no caching, so a revocation,
+ * suspension or removal takes effect at the next request on every replica:
+ * - malformed slug → 404;
+ * - no Bearer token → 401 with `WWW-Authenticate: Bearer resource_metadata="…"` (RFC 9728 §5.1), which is how
+ *   MCP clients discover this server;
+ * - a token that is not a valid access token of this gateway (unknown, expired, revoked, another gateway's,
+ *   its connection ended or its person inactive) → the same 401 plus `error="invalid_token"` (RFC 6750 §3.1);
+ * - a valid token whose person may no longer use the gateway → 404.
+ */
+export function requireGatewayToken(deps: EdgeDeps): RequestHandler {
+  return (req: Request, res: Response, next: NextFunction): void => {
+    check(deps, req, res).then(next, next);
+  };
+}
+
+async function check(deps: EdgeDeps, req: Request, res: Response): Promise<void> {
+  const slug = req.params.slug;
+  if (!isGatewaySlug(slug)) throw AppError.notFound('Gateway');
+  const metadata = protectedResourceMetadataUrl(deps.settings.appUrl, slug);
+  const token = bearerToken(req.headers.authorization);
+  if (token === null) throw unauthorized(metadata, false, 'An access token is required');
+  if (!token.startsWith(ACCESS_TOKEN_PREFIX)) throw unauthorized(metadata, true, 'The access token is not valid for this gateway');
+
+  const validated = await deps.clients.identity.validateAccessToken({ token, gatewaySlug: slug });
+  if (!validated.valid) throw unauthorized(metadata, true, 'The access token is not valid for this gateway');
+  const access = await deps.clients.catalog.checkGatewayAccess({ slug, personId: validated.personId });
+  if (!access.allowed || !access.gateway) throw AppError.notFound('Gateway');
+  // The slug may have been given to a new gateway since the token was issued: the token is not for this one.
+  if (access.gateway.id !== validated.gatewayId) throw unauthorized(metadata, true, 'The access token is not valid for this gateway');
+
+  const principal: McpPrincipal = {
+    personId: validated.personId,
+    email: validated.email,
+    displayName: validated.displayName,
+    connectionId: validated.connectionId,
+    clientId: validated.clientId,
+    clientName: validated.clientName,
+    clientVerified: validated.clientVerified,
+    gateway: access.gateway,
+  };
+  res.locals.mcpPrincipal = principal;
+}
+
+/** The token of an `Authorization: Bearer <token>` header; null when there is none (or another scheme). */
+function bearerToken(header: string | undefined): string | null {
+  if (header === undefined) return null;
+  const match = /^Bearer[ ]+([A-Za-z0-9\-._~+/]+=*)[ ]*$/i.exec(header);
+  if (match) return match[1]!;
+  // A Bearer header with a malformed token still counts as a token sent (→ invalid_token).
+  return /^Bearer(\s|$)/i.test(header) ? '' : null;
+}
+
+function unauthorized(metadataUrl: string, tokenSent: boolean, message: string): AppError {
+  const challenge = `Bearer resource_metadata="${metadataUrl}"${tokenSent ? ', error="invalid_token"' : ''}`;
+  return new AppError('unauthenticated', message, { headers: { 'WWW-Authenticate': challenge } });
+}

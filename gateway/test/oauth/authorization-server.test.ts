@@ -1,0 +1,451 @@
+import { ApiClient, startTestPlatform, type TestPlatform } from '@platform/test';
+import { adminClient, fetchManual, form, json, personClient, pkce, startMetadataHost, type MetadataHost } from './support';
+
+/**
+ * The OAuth 2.1 authorization server through real HTTP on a whole platform: discovery, authorize (every rule of
+ * §4.1.1), consent, token, registration, revocation, the /mcp resource-server check and connected apps.
+ */
+let platform: TestPlatform;
+let host: MetadataHost;
+let appUrl: string;
+let admin: ApiClient;
+let alice: { id: string; client: ApiClient };
+let dynamicClientId: string;
+let trustedClientId: string;
+const REDIRECT = 'http://127.0.0.1:9/callback';
+const TEAM = 'oauth-team';
+
+beforeAll(async () => {
+  host = await startMetadataHost();
+  trustedClientId = host.publish('/trusted.json', (clientId) => ({
+    client_id: clientId,
+    client_name: 'Trusted Tool',
+    redirect_uris: [REDIRECT],
+    token_endpoint_auth_method: 'none',
+  }));
+  platform = await startTestPlatform({ env: { ALLOWED_INTERNAL_NETWORKS: '127.0.0.0/8', OUTBOUND_EXTRA_CA_FILE: host.certFile } });
+  appUrl = platform.env.APP_URL ?? platform.platform.context.config.env.APP_URL;
+  admin = await adminClient(platform);
+  expect((await admin.post('/v1/teams', { slug: TEAM, name: 'OAuth team' })).status).toBe(201);
+  expect((await admin.post('/v1/teams', { slug: 'other-team', name: 'Other' })).status).toBe(201);
+  for (const [team, slug, name] of [[TEAM, 'g1', 'Gateway One'], [TEAM, 'g2', 'Gateway Two'], ['other-team', 'g-other', 'Not yours']]) {
+    const created = await admin.post(`/v1/teams/${team}/gateways`, { slug, name });
+    expect(created.status).toBe(201);
+  }
+  alice = await personClient(platform, admin, 'alice@example.test');
+  expect((await admin.post(`/v1/teams/${TEAM}/members`, { personId: alice.id, role: 'member' })).status).toBe(201);
+  const registered = await fetchManual(platform.url('/oauth/register'), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ client_name: 'Dyn <Client>', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' }),
+  });
+  expect(registered.status).toBe(201);
+  dynamicClientId = (await json(registered)).client_id;
+}, 60_000);
+
+afterAll(async () => {
+  await platform?.stop();
+  await host?.close();
+});
+
+function authorizeParams(overrides: Record<string, string | undefined> = {}): Record<string, string> {
+  const params: Record<string, string | undefined> = {
+    response_type: 'code',
+    client_id: dynamicClientId,
+    redirect_uri: REDIRECT,
+    code_challenge: pkce().challenge,
+    code_challenge_method: 'S256',
+    state: 'st-123',
+    resource: `${appUrl}/mcp/g1`,
+    ...overrides,
+  };
+  return Object.fromEntries(Object.entries(params).filter((e): e is [string, string] => e[1] !== undefined));
+}
+
+function authorize(params: Record<string, string> | string, cookie?: string): Promise<Response> {
+  const query = typeof params === 'string' ? params : new URLSearchParams(params).toString();
+  return fetchManual(platform.url(`/oauth/authorize?${query}`), cookie ? { headers: { cookie } } : {});
+}
+
+function redirectParams(response: Response): URLSearchParams {
+  const location = response.headers.get('location')!;
+  expect(location.startsWith(`${REDIRECT}?`)).toBe(true);
+  return new URL(location).searchParams;
+}
+
+/** The hidden fields of the consent page's form. */
+function formFields(html: string): Record<string, string> {
+  const fields: Record<string, string> = {};
+  for (const match of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) {
+    fields[match[1]!] = match[2]!.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+  }
+  return fields;
+}
+
+function consentPost(fields: Record<string, string>, cookie: string, origin = platform.origin): Promise<Response> {
+  const init = form(fields);
+  return fetchManual(platform.url('/oauth/authorize'), { ...init, headers: { ...(init.headers as Record<string, string>), cookie, origin } });
+}
+
+async function exchange(code: string, verifier: string, clientId = dynamicClientId): Promise<Response> {
+  return fetchManual(platform.url('/oauth/token'), form({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT, client_id: clientId, code_verifier: verifier }));
+}
+
+/** Runs authorize → consent (Allow) → token for alice on a gateway; returns the tokens. */
+async function connect(slug: string): Promise<{ access_token: string; refresh_token: string }> {
+  const { verifier, challenge } = pkce();
+  const page = await authorize(authorizeParams({ code_challenge: challenge, resource: `${appUrl}/mcp/${slug}` }), alice.client.cookieHeader());
+  let code: string;
+  if (page.status === 200) {
+    const allowed = await consentPost({ ...formFields(await page.text()), decision: 'allow' }, alice.client.cookieHeader());
+    expect(allowed.status).toBe(303);
+    code = redirectParams(allowed).get('code')!;
+  } else {
+    expect(page.status).toBe(302);
+    code = redirectParams(page).get('code')!;
+  }
+  const tokens = await exchange(code, verifier);
+  expect(tokens.status).toBe(200);
+  return json(tokens);
+}
+
+describe('discovery', () => {
+  it('serves the authorization server metadata exactly, issuer byte for byte, no scopes', async () => {
+    const response = await fetch(platform.url('/.well-known/oauth-authorization-server'));
+    expect(response.status).toBe(200);
+    expect(response.headers.get('access-control-allow-origin')).toBe('*');
+    expect(response.headers.get('cache-control')).toMatch(/max-age=\d+/);
+    const body = await json(response);
+    expect(body.issuer).toBe(appUrl);
+    expect(body).toEqual({
+      issuer: appUrl,
+      authorization_endpoint: `${appUrl}/oauth/authorize`,
+      token_endpoint: `${appUrl}/oauth/token`,
+      registration_endpoint: `${appUrl}/oauth/register`,
+      revocation_endpoint: `${appUrl}/oauth/revoke`,
+      response_types_supported: ['code'],
+      response_modes_supported: ['query'],
+      grant_types_supported: ['authorization_code', 'refresh_token'],
+      code_challenge_methods_supported: ['S256'],
+      token_endpoint_auth_methods_supported: ['none'],
+      revocation_endpoint_auth_methods_supported: ['none'],
+      client_id_metadata_document_supported: true,
+      authorization_response_iss_parameter_supported: true,
+    });
+    expect('scopes_supported' in body).toBe(false);
+  });
+
+  it('serves protected-resource metadata for any well-formed slug and 404 for a malformed one', async () => {
+    const response = await fetch(platform.url('/.well-known/oauth-protected-resource/mcp/no-such-gateway'));
+    expect(response.status).toBe(200);
+    expect(response.headers.get('access-control-allow-origin')).toBe('*');
+    expect(await json(response)).toEqual({
+      resource: `${appUrl}/mcp/no-such-gateway`,
+      authorization_servers: [appUrl],
+      bearer_methods_supported: ['header'],
+      resource_name: platform.platform.context.config.env.INSTANCE_NAME,
+    });
+    for (const bad of ['Bad_Slug', '-x', 'x-', 'a'.repeat(64)]) {
+      expect((await fetch(platform.url(`/.well-known/oauth-protected-resource/mcp/${bad}`))).status).toBe(404);
+    }
+  });
+});
+
+describe('authorize: problems before the client is established render a page and never redirect', () => {
+  const expectErrorPage = async (response: Response) => {
+    expect(response.status).toBe(400);
+    expect(response.headers.get('location')).toBeNull();
+    expect(response.headers.get('content-type')).toMatch(/text\/html/);
+    expect(response.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+    expect(await response.text()).toMatch(/<title>Could not connect/);
+  };
+
+  it('unknown client', async () => expectErrorPage(await authorize(authorizeParams({ client_id: 'svccl_unknown' }))));
+  it('unfetchable metadata document', async () =>
+    expectErrorPage(await authorize(authorizeParams({ client_id: `${host.origin}/missing.json` }))));
+  it('unregistered redirect URI', async () =>
+    expectErrorPage(await authorize(authorizeParams({ redirect_uri: 'http://127.0.0.1:9/other' }))));
+  it('a repeated parameter', async () =>
+    expectErrorPage(await authorize(`${new URLSearchParams(authorizeParams()).toString()}&state=again`)));
+  it('a query over 8,000 characters', async () =>
+    expectErrorPage(await authorize(authorizeParams({ padding: 'x'.repeat(8_000) }))));
+});
+
+describe('authorize: later problems redirect with error, state and iss', () => {
+  const cases: Array<[string, Record<string, string | undefined>, string]> = [
+    ['response_type token', { response_type: 'token' }, 'unsupported_response_type'],
+    ['no PKCE', { code_challenge: undefined }, 'invalid_request'],
+    ['plain PKCE', { code_challenge_method: 'plain' }, 'invalid_request'],
+    ['a malformed challenge', { code_challenge: 'short' }, 'invalid_request'],
+    ['state over 1,000 characters', { state: 's'.repeat(1_001) }, 'invalid_request'],
+    ['no resource', { resource: undefined }, 'invalid_target'],
+    ['another resource', { resource: 'https://elsewhere.example/mcp/g1' }, 'invalid_target'],
+    ['a resource with a trailing slash', { resource: `${appUrl}/mcp/g1/` }, 'invalid_target'],
+  ];
+  it.each(cases)('%s', async (_name, overrides, error) => {
+    const response = await authorize(authorizeParams(overrides));
+    expect(response.status).toBe(302);
+    const params = redirectParams(response);
+    expect(params.get('error')).toBe(error);
+    expect(params.get('state')).toBe(overrides.state ?? 'st-123');
+    expect(params.get('iss')).toBe(appUrl);
+    expect(params.get('code')).toBeNull();
+  });
+
+  it('uses the only registered redirect URI when none is given', async () => {
+    const response = await authorize(authorizeParams({ redirect_uri: undefined, response_type: 'token' }));
+    expect(redirectParams(response).get('error')).toBe('unsupported_response_type');
+  });
+
+  it('refuses a gateway the signed-in person may not use (invalid_target), alike for unknown ones', async () => {
+    for (const slug of ['g-other', 'never-created']) {
+      const response = await authorize(authorizeParams({ resource: `${appUrl}/mcp/${slug}` }), alice.client.cookieHeader());
+      expect(response.status).toBe(302);
+      expect(redirectParams(response).get('error')).toBe('invalid_target');
+      expect(redirectParams(response).get('iss')).toBe(appUrl);
+    }
+  });
+});
+
+describe('authorize: sign-in, consent and codes', () => {
+  it('sends a person who is not signed in to the sign-in page and back', async () => {
+    const params = authorizeParams();
+    const response = await authorize(params);
+    expect(response.status).toBe(303);
+    const location = new URL(response.headers.get('location')!, 'http://x');
+    expect(location.pathname).toBe('/sign-in');
+    const returnTo = location.searchParams.get('return_to')!;
+    expect(returnTo).toBe(`/oauth/authorize?${new URLSearchParams(params).toString()}`);
+
+    const signInPage = await fetchManual(platform.url(`/sign-in?return_to=${encodeURIComponent(returnTo)}`));
+    const csrfCookie = signInPage.headers.getSetCookie()[0]!.split(';')[0]!;
+    const csrf = /name="csrf" value="([^"]+)"/.exec(await signInPage.text())![1]!;
+    const init = form({ csrf, email: 'alice@example.test', password: 'a long enough password 123' });
+    const signedIn = await fetchManual(platform.url(`/sign-in?return_to=${encodeURIComponent(returnTo)}`), {
+      ...init,
+      headers: { ...(init.headers as Record<string, string>), cookie: csrfCookie, origin: platform.origin },
+    });
+    expect(signedIn.status).toBe(303);
+    expect(signedIn.headers.get('location')).toBe(returnTo);
+    const session = signedIn.headers.getSetCookie().find((c) => c.startsWith('platform_session='))!.split(';')[0]!;
+    const back = await fetchManual(platform.url(returnTo), { headers: { cookie: session } });
+    expect(back.status).toBe(200);
+    expect(await back.text()).toContain('Gateway One');
+  });
+
+  it('shows the consent page with the client, its verification, the redirect host and the gateway', async () => {
+    const response = await authorize(authorizeParams({ resource: `${appUrl}/mcp/g2` }), alice.client.cookieHeader());
+    expect(response.status).toBe(200);
+    const html = await response.text();
+    expect(html).toContain('Dyn &lt;Client&gt;');
+    expect(html).not.toContain('Dyn <Client>');
+    expect(html).toContain('Unverified');
+    expect(html).toContain('127.0.0.1:9');
+    expect(html).toContain('Gateway Two (g2)');
+    expect(html).toMatch(/value="allow"/);
+    expect(html).toMatch(/value="deny"/);
+    expect(response.headers.get('content-security-policy')).toBe(
+      "default-src 'none'; style-src 'unsafe-inline'; form-action 'self' http://127.0.0.1:9; frame-ancestors 'none'",
+    );
+    expect(response.headers.get('x-frame-options')).toBe('DENY');
+    expect(response.headers.get('cache-control')).toBe('no-store');
+    expect(response.headers.get('referrer-policy')).toBe('same-origin');
+  });
+
+  it('Deny sends access_denied with state and iss', async () => {
+    const page = await authorize(authorizeParams({ resource: `${appUrl}/mcp/g2` }), alice.client.cookieHeader());
+    const denied = await consentPost({ ...formFields(await page.text()), decision: 'deny' }, alice.client.cookieHeader());
+    expect(denied.status).toBe(303);
+    const params = redirectParams(denied);
+    expect(params.get('error')).toBe('access_denied');
+    expect(params.get('state')).toBe('st-123');
+    expect(params.get('iss')).toBe(appUrl);
+  });
+
+  it('refuses a consent POST without the right CSRF token or from another origin, without redirecting', async () => {
+    const page = await authorize(authorizeParams({ resource: `${appUrl}/mcp/g2` }), alice.client.cookieHeader());
+    const fields = formFields(await page.text());
+    const forged = await consentPost({ ...fields, csrf: 'forged', decision: 'allow' }, alice.client.cookieHeader());
+    expect(forged.status).toBe(403);
+    expect(forged.headers.get('location')).toBeNull();
+    const crossOrigin = await consentPost({ ...fields, decision: 'allow' }, alice.client.cookieHeader(), 'https://evil.example');
+    expect(crossOrigin.status).toBe(403);
+    // A hidden field changed on the way back fails the CSRF binding too.
+    const tampered = await consentPost({ ...fields, code_challenge: pkce().challenge, decision: 'allow' }, alice.client.cookieHeader());
+    expect(tampered.status).toBe(403);
+  });
+
+  it('Allow issues a code that the token endpoint exchanges; then consent is remembered', async () => {
+    const { verifier, challenge } = pkce();
+    const page = await authorize(authorizeParams({ code_challenge: challenge }), alice.client.cookieHeader());
+    expect(page.status).toBe(200);
+    const allowed = await consentPost({ ...formFields(await page.text()), decision: 'allow' }, alice.client.cookieHeader());
+    expect(allowed.status).toBe(303);
+    const params = redirectParams(allowed);
+    expect(params.get('state')).toBe('st-123');
+    expect(params.get('iss')).toBe(appUrl);
+    const tokens = await exchange(params.get('code')!, verifier);
+    expect(tokens.status).toBe(200);
+    expect(tokens.headers.get('cache-control')).toBe('no-store');
+    expect(tokens.headers.get('pragma')).toBe('no-cache');
+    const body = await json(tokens);
+    expect(body).toEqual({ access_token: expect.stringMatching(/^svcat_/), token_type: 'Bearer', expires_in: 3600, refresh_token: expect.any(String) });
+
+    const again = await authorize(authorizeParams(), alice.client.cookieHeader());
+    expect(again.status).toBe(302);
+    expect(redirectParams(again).get('code')).toBeTruthy();
+    expect(redirectParams(again).get('iss')).toBe(appUrl);
+  });
+
+  it('a trusted metadata-document client skips the consent page', async () => {
+    const set = await admin.put('/v1/admin/oauth/trusted-clients', { clientIds: [trustedClientId] });
+    expect(set.status).toBe(200);
+    expect(set.body.data.clientIds).toEqual([trustedClientId]);
+    expect((await admin.get('/v1/admin/oauth/trusted-clients')).body.data.clientIds).toEqual([trustedClientId]);
+    const { verifier, challenge } = pkce();
+    const response = await authorize(authorizeParams({ client_id: trustedClientId, code_challenge: challenge, resource: `${appUrl}/mcp/g2` }), alice.client.cookieHeader());
+    expect(response.status).toBe(302);
+    const code = redirectParams(response).get('code')!;
+    expect((await exchange(code, verifier, trustedClientId)).status).toBe(200);
+    expect((await admin.put('/v1/admin/oauth/trusted-clients', { clientIds: ['svccl_x'] })).status).toBe(400);
+  });
+});
+
+describe('token, register and revoke endpoints', () => {
+  it('answer GET with 405 and Allow: POST', async () => {
+    for (const path of ['/oauth/token', '/oauth/register', '/oauth/revoke']) {
+      const response = await fetch(platform.url(path));
+      expect(response.status).toBe(405);
+      expect(response.headers.get('allow')).toBe('POST');
+      expect((await json(response)).error).toBe('method_not_allowed');
+    }
+  });
+
+  it('answer CORS preflights for any origin', async () => {
+    const response = await fetch(platform.url('/oauth/token'), {
+      method: 'OPTIONS',
+      headers: { origin: 'https://app.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' },
+    });
+    expect(response.status).toBe(204);
+    expect(response.headers.get('access-control-allow-origin')).toBe('*');
+    expect(response.headers.get('access-control-allow-methods')).toContain('POST');
+  });
+
+  it('token: form bodies only, RFC 6749 errors, no client authentication, known grants only', async () => {
+    const jsonBody = await fetch(platform.url('/oauth/token'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"grant_type":"refresh_token"}' });
+    expect(jsonBody.status).toBe(400);
+    expect((await json(jsonBody)).error).toBe('invalid_request');
+
+    const basic = await fetch(platform.url('/oauth/token'), {
+      ...form({ grant_type: 'refresh_token', refresh_token: 'x', client_id: dynamicClientId }),
+      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from('a:b').toString('base64')}` },
+    });
+    expect(basic.status).toBe(401);
+    expect(basic.headers.get('www-authenticate')).toMatch(/^Basic/);
+    expect((await json(basic)).error).toBe('invalid_client');
+
+    const secret = await fetch(platform.url('/oauth/token'), form({ grant_type: 'refresh_token', refresh_token: 'x', client_id: dynamicClientId, client_secret: 's' }));
+    expect(secret.status).toBe(401);
+
+    const password = await fetch(platform.url('/oauth/token'), form({ grant_type: 'password', username: 'a', password: 'b' }));
+    expect(password.status).toBe(400);
+    expect(password.headers.get('cache-control')).toBe('no-store');
+    const body = await json(password);
+    expect(body).toEqual({ error: 'unsupported_grant_type', error_description: expect.any(String) });
+
+    const repeated = await fetch(platform.url('/oauth/token'), {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'grant_type=refresh_token&grant_type=refresh_token&refresh_token=x&client_id=y',
+    });
+    expect((await json(repeated)).error).toBe('invalid_request');
+
+    const badCode = await exchange('not-a-code', pkce().verifier);
+    expect(badCode.status).toBe(400);
+    expect((await json(badCode)).error).toBe('invalid_grant');
+  });
+
+  it('register: 201 echoing redirect_uris, 400 with an RFC 7591 error', async () => {
+    const ok = await fetch(platform.url('/oauth/register'), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ client_name: 'Another', redirect_uris: ['https://client.example/cb'] }),
+    });
+    expect(ok.status).toBe(201);
+    const registered = await json(ok);
+    expect(registered.client_id).toMatch(/^svccl_/);
+    expect(registered.redirect_uris).toEqual(['https://client.example/cb']);
+
+    const bad = await fetch(platform.url('/oauth/register'), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ redirect_uris: ['http://client.example/cb'] }),
+    });
+    expect(bad.status).toBe(400);
+    expect((await json(bad)).error).toBe('invalid_redirect_uri');
+  });
+
+  it('revoke: 200 with an empty body for an unknown token; 400 without a token', async () => {
+    const unknown = await fetch(platform.url('/oauth/revoke'), form({ token: 'svcrt_unknown', client_id: dynamicClientId }));
+    expect(unknown.status).toBe(200);
+    expect(await unknown.text()).toBe('');
+    const missing = await fetch(platform.url('/oauth/revoke'), form({ client_id: dynamicClientId }));
+    expect(missing.status).toBe(400);
+    expect((await json(missing)).error).toBe('invalid_request');
+  });
+});
+
+describe('/mcp/{slug} resource-server check', () => {
+  const metadata = (slug: string) => `${appUrl.replace(/\/$/, '')}/.well-known/oauth-protected-resource/mcp/${slug}`;
+
+  it('401 without a token, with the resource metadata address', async () => {
+    const response = await fetch(platform.url('/mcp/g1'), { method: 'POST' });
+    expect(response.status).toBe(401);
+    expect(response.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${metadata('g1')}"`);
+  });
+
+  it('401 invalid_token for an unknown token, and for a token of another gateway', async () => {
+    const unknown = await fetch(platform.url('/mcp/g1'), { method: 'POST', headers: { authorization: 'Bearer svcat_unknown' } });
+    expect(unknown.status).toBe(401);
+    expect(unknown.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${metadata('g1')}", error="invalid_token"`);
+    const tokens = await connect('g1');
+    const accepted = await fetch(platform.url('/mcp/g1'), { method: 'POST', headers: { authorization: `Bearer ${tokens.access_token}` } });
+    expect(accepted.status).toBe(501);
+    expect((await json(accepted)).jsonrpc).toBe('2.0');
+    const elsewhere = await fetch(platform.url('/mcp/g2'), { method: 'POST', headers: { authorization: `Bearer ${tokens.access_token}` } });
+    expect(elsewhere.status).toBe(401);
+    expect(elsewhere.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${metadata('g2')}", error="invalid_token"`);
+    // The management API never accepts them.
+    expect((await fetch(platform.url('/v1/me'), { headers: { authorization: `Bearer ${tokens.access_token}` } })).status).toBe(401);
+  });
+
+  it('404 for a malformed slug', async () => {
+    expect((await fetch(platform.url('/mcp/Bad_Slug'), { method: 'POST' })).status).toBe(404);
+  });
+
+  it('connected apps: listed, shown on the page, and disconnecting ends the token', async () => {
+    const tokens = await connect('g1');
+    const listed = await alice.client.get('/v1/me/connections');
+    expect(listed.status).toBe(200);
+    const connection = listed.body.data.find((c: { gatewaySlug: string }) => c.gatewaySlug === 'g1');
+    expect(connection).toMatchObject({ clientId: dynamicClientId, clientVerified: false, personId: alice.id });
+    expect((await admin.get(`/v1/admin/people/${alice.id}/connections`)).body.data.length).toBe(listed.body.data.length);
+
+    const page = await fetchManual(platform.url('/account/connected-apps'), { headers: { cookie: alice.client.cookieHeader() } });
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('Disconnect');
+    expect((await fetchManual(platform.url('/account/connected-apps'))).status).toBe(303);
+
+    for (const c of listed.body.data) expect((await alice.client.delete(`/v1/me/connections/${c.id}`)).status).toBe(204);
+    const after = await fetch(platform.url('/mcp/g1'), { method: 'POST', headers: { authorization: `Bearer ${tokens.access_token}` } });
+    expect(after.status).toBe(401);
+  });
+
+  it('404 once the person is removed from the gateway team', async () => {
+    const tokens = await connect('g1');
+    expect((await fetch(platform.url('/mcp/g1'), { method: 'POST', headers: { authorization: `Bearer ${tokens.access_token}` } })).status).toBe(501);
+    expect((await admin.delete(`/v1/teams/${TEAM}/members/${alice.id}`)).status).toBe(204);
+    const removed = await fetch(platform.url('/mcp/g1'), { method: 'POST', headers: { authorization: `Bearer ${tokens.access_token}` } });
+    expect(removed.status).toBe(404);
+  });
+});

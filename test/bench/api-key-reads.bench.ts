@@ -1,6 +1,5 @@
-import { randomBytes } from 'node:crypto';
-import { ApiClient, createTestDatabase, infraUrl, TEST_ADMIN, uniquePrefix } from '../src';
-import { load, printTable, startPlatformProcess, type LoadResult } from './support';
+import { ApiClient, TEST_ADMIN } from '../src';
+import { load, printTable, realInfrastructure, startPlatformProcess, type LoadResult } from './support';
 
 /**
  * Authenticated `/v1` reads with an API key (issue 3's target: at least 5,000 requests/s on a 2-core machine
@@ -9,33 +8,19 @@ import { load, printTable, startPlatformProcess, type LoadResult } from './suppo
  * TEST_REDIS_URL, TEST_KAFKA_BROKERS, e.g. from deploy/provision.sh).
  */
 async function main(): Promise<void> {
-  const postgres = infraUrl('postgres');
-  const redis = infraUrl('redis');
-  const kafka = infraUrl('kafka');
-  if (!postgres || !redis || !kafka) throw new Error('set TEST_POSTGRES_URL, TEST_REDIS_URL and TEST_KAFKA_BROKERS');
   const durationSeconds = Number(process.env.BENCH_SECONDS ?? 10);
   const results: LoadResult[] = [];
 
   for (const authCacheSeconds of ['0', '10']) {
-    const database = await createTestDatabase(postgres);
-    const prefix = uniquePrefix('bench');
+    const infrastructure = await realInfrastructure('bench');
     const platform = await startPlatformProcess({
-      DATABASE_URL: database.url,
-      DATABASE_POOL_MAX: '20',
-      REDIS_URL: redis,
-      REDIS_KEY_PREFIX: prefix,
-      KAFKA_BROKERS: kafka,
-      KAFKA_TOPIC_PREFIX: prefix,
-      ENCRYPTION_KEY: `k1:${randomBytes(32).toString('base64')}`,
-      API_KEY_PEPPER: randomBytes(32).toString('base64'),
-      BOOTSTRAP_ADMIN_EMAIL: TEST_ADMIN.email,
-      BOOTSTRAP_ADMIN_PASSWORD: TEST_ADMIN.password,
+      ...infrastructure.env,
       // The limit still counts every request in Redis; it is raised only so the benchmark is not refused.
       API_KEY_RATE_LIMIT_PER_MINUTE: '100000000',
       AUTH_CACHE_SECONDS: authCacheSeconds,
     });
     try {
-      const target = { url: (p: string) => `${platform.url}${p}`, origin: 'http://localhost:8080' };
+      const target = { url: (p: string) => `${platform.url}${p}`, origin: platform.origin };
       const admin = new ApiClient(target);
       if ((await admin.signIn(TEST_ADMIN.email, TEST_ADMIN.password)).status !== 200) throw new Error('sign-in failed');
       const team = await admin.post('/v1/teams', { slug: 'bench', name: 'Bench' });
@@ -50,7 +35,7 @@ async function main(): Promise<void> {
       }
     } finally {
       await platform.stop();
-      await database.drop();
+      await infrastructure.cleanup();
     }
   }
   printTable(results);

@@ -62,7 +62,6 @@ const IPV6_GLOBAL_UNICAST = ipaddr.parseCIDR('2000::/3');
  * IPv4-mapped (`::ffff:a.b.c.d`) and IPv4-translated (`::ffff:0:a.b.c.d`) IPv6 are unwrapped and judged as IPv4.
  */
 export function isAddressAllowed(address: string, allowedNetworks: readonly ParsedCidr[]): AddressVerdict {
-  if (process.env.SABOTAGE) return { allowed: true };
   if (address.includes('%')) return { allowed: false, reason: 'zoneId' };
   const parsed = parseAddress(address);
   if (!parsed) return { allowed: false, reason: 'notAnIpAddress' };

@@ -51,7 +51,7 @@ export async function guardedFetch(url: string | URL, options: GuardedFetchOptio
     const response = await request(target, {
       dispatcher,
       signal,
-      method: (options.method ?? 'GET') as 'GET',
+      method: options.method ?? 'GET',
       ...(options.headers ? { headers: options.headers } : {}),
       ...(options.body !== undefined ? { body: options.body } : {}),
     });

@@ -4,6 +4,7 @@
 #   - Redis (Debian package) on 127.0.0.1:6379
 #   - a single-node KRaft Apache Kafka broker on 127.0.0.1:9092 (controller on 127.0.0.1:9093),
 #     assembled from Maven Central artifacts and run with the system Java (17+)
+#   - Debian's chromium (headless browser for the page tests driven with playwright-core)
 #   - optionally helm (built from its Go module) when PROVISION_HELM=1 or `--helm` is passed
 #
 # Idempotent: every step checks first and does nothing when already done, so a second run takes a
@@ -213,6 +214,16 @@ if ! redis-cli -h 127.0.0.1 -p "$REDIS_PORT" ping 2>/dev/null | grep -q PONG; th
     || { tail -n 30 "$REDIS_DIR/redis.log" >&2 || true; die "Redis did not start"; }
 fi
 info "Redis ready on 127.0.0.1:$REDIS_PORT"
+
+# ---------------------------------------------------------------------------------------------------
+# Chromium (Debian's package; the e2e page tests drive it with playwright-core, which downloads nothing)
+# ---------------------------------------------------------------------------------------------------
+if [ ! -x /usr/bin/chromium ]; then
+  step "installing Chromium (apt-get install chromium)"
+  apt_install chromium
+  [ -x /usr/bin/chromium ] || die "apt-get install chromium did not produce /usr/bin/chromium"
+fi
+info "Chromium ready: $(/usr/bin/chromium --version 2>/dev/null || echo /usr/bin/chromium)"
 
 # ---------------------------------------------------------------------------------------------------
 # Kafka (KRaft, single node, from Maven Central)

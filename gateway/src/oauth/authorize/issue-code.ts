@@ -19,6 +19,7 @@ export async function issueCodeAndRedirect(
     context: personContext(req, res, options.session),
     clientId: request.client.clientId,
     redirectUri: request.redirectUri,
+    redirectUriSent: request.redirectUriSent,
     codeChallenge: request.codeChallenge,
     resource: request.resource,
     gatewayId: options.gatewayId,

@@ -23,6 +23,8 @@ export const AUTHORIZE_PARAMETERS = [
 export interface AuthorizeRequest {
   client: OAuthClient;
   redirectUri: string;
+  /** Whether the request named the redirect URI (else the client's only one): the token request must then repeat it. */
+  redirectUriSent: boolean;
   state: string | undefined;
   codeChallenge: string;
   resource: string;
@@ -84,6 +86,6 @@ export async function establishRequest(deps: EdgeDeps, params: ReadonlyMap<strin
 
   return {
     kind: 'ok',
-    request: { client, redirectUri, state, codeChallenge, resource: `${deps.settings.appUrl}/mcp/${slug}`, slug, params },
+    request: { client, redirectUri, redirectUriSent: sentRedirect !== undefined, state, codeChallenge, resource: `${deps.settings.appUrl}/mcp/${slug}`, slug, params },
   };
 }

@@ -8,6 +8,7 @@ export interface NewCode {
   clientName: string;
   clientVerified: boolean;
   redirectUri: string;
+  redirectUriSent: boolean;
   codeChallenge: string;
   resource: string;
   gatewayId: string;
@@ -19,11 +20,12 @@ export interface NewCode {
 export async function insertCode(db: Queryable, code: NewCode): Promise<void> {
   await db.query(
     `INSERT INTO identity.oauth_codes
-       (digest, client_id, client_name, client_verified, redirect_uri, code_challenge, resource, gateway_id, gateway_slug, person_id, expires_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, now() + make_interval(secs => $11))`,
+       (digest, client_id, client_name, client_verified, redirect_uri, code_challenge, resource, gateway_id, gateway_slug, person_id, expires_at,
+        redirect_uri_sent)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, now() + make_interval(secs => $11), $12)`,
     [
       code.digest, code.clientId, code.clientName, code.clientVerified, code.redirectUri, code.codeChallenge, code.resource,
-      code.gatewayId, code.gatewaySlug, code.personId, code.ttlSeconds,
+      code.gatewayId, code.gatewaySlug, code.personId, code.ttlSeconds, code.redirectUriSent,
     ],
   );
 }
@@ -33,6 +35,7 @@ export interface ClaimedCodeRow {
   client_name: string;
   client_verified: boolean;
   redirect_uri: string;
+  redirect_uri_sent: boolean;
   code_challenge: string;
   resource: string;
   gateway_id: string;
@@ -52,7 +55,7 @@ export async function claimCode(db: Queryable, digest: string, connectionId: str
     `WITH claimed AS (
        UPDATE identity.oauth_codes SET used_at = now(), connection_id = $2
         WHERE digest = $1 AND used_at IS NULL AND expires_at > now()
-        RETURNING client_id, client_name, client_verified, redirect_uri, code_challenge, resource, gateway_id, gateway_slug, person_id)
+        RETURNING client_id, client_name, client_verified, redirect_uri, redirect_uri_sent, code_challenge, resource, gateway_id, gateway_slug, person_id)
      SELECT claimed.*, p.status AS person_status, p.email, p.display_name
        FROM claimed JOIN identity.people p ON p.id = claimed.person_id`,
     [digest, connectionId],

@@ -48,7 +48,9 @@ describe('OAuth grants (identity service)', () => {
   }
 
   /** Registers a client (unless given) and issues a code to it for a fresh gateway. */
-  async function authorize(options: { clientId?: string; personId?: string; consent?: string; gw?: ReturnType<typeof gateway>; redirectUri?: string } = {}) {
+  async function authorize(
+    options: { clientId?: string; personId?: string; consent?: string; gw?: ReturnType<typeof gateway>; redirectUri?: string; redirectUriSent?: boolean } = {},
+  ) {
     const clientId = options.clientId ?? (await register()).client_id;
     const gw = options.gw ?? gateway(appUrl);
     const pair = pkce();
@@ -57,6 +59,7 @@ describe('OAuth grants (identity service)', () => {
       context: userContext(personId),
       clientId,
       redirectUri: options.redirectUri ?? REDIRECT,
+      redirectUriSent: options.redirectUriSent ?? true,
       codeChallenge: pair.challenge,
       resource: gw.resource,
       gatewayId: gw.id,
@@ -240,13 +243,22 @@ describe('OAuth grants (identity service)', () => {
     it('refuses a malformed PKCE challenge and an unknown or suspended person', async () => {
       const { client_id } = await register();
       const gw = gateway(appUrl);
-      const base = { context: userContext(person.id), clientId: client_id, redirectUri: REDIRECT, resource: gw.resource, gatewayId: gw.id, gatewaySlug: gw.slug, personId: person.id, consent: 'allowed' };
+      const base = { context: userContext(person.id), clientId: client_id, redirectUri: REDIRECT, redirectUriSent: true, resource: gw.resource, gatewayId: gw.id, gatewaySlug: gw.slug, personId: person.id, consent: 'allowed' };
       await expect(identity().issueAuthorizationCode({ ...base, codeChallenge: 'short' })).rejects.toMatchObject({ code: 'invalid_request' });
       await expect(identity().issueAuthorizationCode({ ...base, codeChallenge: pkce().challenge, personId: randomUUID() })).rejects.toMatchObject({ code: 'forbidden' });
     });
   });
 
   describe('the authorization_code grant', () => {
+    it('requires redirect_uri at the token endpoint only when the authorization request named it (RFC 6749 §4.1.3)', async () => {
+      const named = await authorize();
+      expect((await exchange(named, { redirectUri: '' })).error).toMatchObject({ error: 'invalid_request' });
+      // The refusal did not burn the code: the rightful request still succeeds.
+      expect((await exchange(named)).accessToken).toMatch(/^svcat_/);
+      const implied = await authorize({ redirectUriSent: false });
+      expect((await exchange(implied, { redirectUri: '' })).accessToken).toMatch(/^svcat_/);
+    });
+
     it('exchanges a code once for a Bearer pair bound to the gateway; audited without any token', async () => {
       const grant = await authorize();
       const tokens = await exchange(grant, { resource: grant.gw.resource });

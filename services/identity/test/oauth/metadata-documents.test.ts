@@ -115,6 +115,7 @@ describe('client ID metadata documents', () => {
     const slug = `gw-${randomUUID().slice(0, 8)}`;
     const base = {
       context: undefined,
+      redirectUriSent: true,
       clientId: url,
       codeChallenge: pkce().challenge,
       resource: `https://example.test/mcp/${slug}`,

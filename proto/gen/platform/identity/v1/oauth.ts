@@ -90,6 +90,11 @@ export interface IssueAuthorizationCodeRequest {
    * oauth.consent how=allowed) or "trusted" (a trusted client: audited oauth.consent how=trusted).
    */
   consent: string;
+  /**
+   * Whether the authorization request named the redirect URI (else the client's only registered one was used):
+   * the token request must then repeat it (RFC 6749 §4.1.3).
+   */
+  redirectUriSent: boolean;
 }
 
 export interface IssueAuthorizationCodeResponse {
@@ -967,6 +972,7 @@ function createBaseIssueAuthorizationCodeRequest(): IssueAuthorizationCodeReques
     gatewaySlug: "",
     personId: "",
     consent: "",
+    redirectUriSent: false,
   };
 }
 
@@ -998,6 +1004,9 @@ export const IssueAuthorizationCodeRequest: MessageFns<IssueAuthorizationCodeReq
     }
     if (message.consent !== "") {
       writer.uint32(74).string(message.consent);
+    }
+    if (message.redirectUriSent !== false) {
+      writer.uint32(80).bool(message.redirectUriSent);
     }
     return writer;
   },
@@ -1087,6 +1096,14 @@ export const IssueAuthorizationCodeRequest: MessageFns<IssueAuthorizationCodeReq
             message.consent = reader.string();
             continue;
           }
+          case 10: {
+            if (tag !== 80) {
+              break;
+            }
+
+            message.redirectUriSent = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1134,6 +1151,11 @@ export const IssueAuthorizationCodeRequest: MessageFns<IssueAuthorizationCodeReq
         ? globalThis.String(object.person_id)
         : "",
       consent: isSet(object.consent) ? globalThis.String(object.consent) : "",
+      redirectUriSent: isSet(object.redirectUriSent)
+        ? globalThis.Boolean(object.redirectUriSent)
+        : isSet(object.redirect_uri_sent)
+        ? globalThis.Boolean(object.redirect_uri_sent)
+        : false,
     };
   },
 
@@ -1165,6 +1187,9 @@ export const IssueAuthorizationCodeRequest: MessageFns<IssueAuthorizationCodeReq
     }
     if (message.consent !== "") {
       obj.consent = message.consent;
+    }
+    if (message.redirectUriSent !== false) {
+      obj.redirectUriSent = message.redirectUriSent;
     }
     return obj;
   },

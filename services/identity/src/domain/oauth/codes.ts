@@ -67,6 +67,7 @@ export async function issueAuthorizationCode(deps: IdentityDeps, request: IssueA
       clientName: client.clientName,
       clientVerified: client.verified,
       redirectUri: request.redirectUri,
+      redirectUriSent: request.redirectUriSent,
       codeChallenge: request.codeChallenge,
       resource: request.resource,
       gatewayId: request.gatewayId,

@@ -16,7 +16,6 @@ import { CODE_VERIFIER, pkceMatches } from './validation';
 export async function exchangeCode(deps: IdentityDeps, request: ExchangeCodeRequest): Promise<TokenResponse> {
   if (!request.code) return { ...empty, error: oauthError('invalid_request', 'code is required.') };
   if (!request.clientId) return { ...empty, error: oauthError('invalid_request', 'client_id is required.') };
-  if (!request.redirectUri) return { ...empty, error: oauthError('invalid_request', 'redirect_uri is required.') };
   if (!request.codeVerifier) return { ...empty, error: oauthError('invalid_request', 'code_verifier is required.') };
   if (!CODE_VERIFIER.test(request.codeVerifier)) {
     return { ...empty, error: oauthError('invalid_request', 'code_verifier must be 43 to 128 characters of A-Z a-z 0-9 - . _ ~.') };
@@ -46,7 +45,11 @@ export async function exchangeCode(deps: IdentityDeps, request: ExchangeCodeRequ
         return { ...empty, error: oauthError('invalid_grant', 'The authorization code is invalid or expired.') };
       }
       if (code.client_id !== request.clientId) throw new OAuthRefusal('invalid_grant', 'The authorization code was issued to another client.');
-      if (code.redirect_uri !== request.redirectUri) throw new OAuthRefusal('invalid_grant', 'redirect_uri does not match the authorization request.');
+      // RFC 6749 §4.1.3: required (and identical) only when the authorization request named it.
+      if (!request.redirectUri && code.redirect_uri_sent) throw new OAuthRefusal('invalid_request', 'redirect_uri is required: the authorization request named it.');
+      if (request.redirectUri && code.redirect_uri !== request.redirectUri) {
+        throw new OAuthRefusal('invalid_grant', 'redirect_uri does not match the authorization request.');
+      }
       if (!pkceMatches(request.codeVerifier, code.code_challenge)) throw new OAuthRefusal('invalid_grant', 'code_verifier does not match the code challenge.');
       if (request.resource && request.resource !== code.resource) throw new OAuthRefusal('invalid_target', 'resource does not match the authorization request.');
       if (code.person_status !== 'active') throw new OAuthRefusal('invalid_grant', 'The authorization is no longer valid.');

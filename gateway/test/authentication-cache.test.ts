@@ -1,13 +1,13 @@
 import type { AuthenticateResponse } from '@platform/proto/gen/platform/identity/v1/identity';
 import { AuthenticationCache } from '../src/auth/authentication-cache';
 
-const response = (expiresAt?: string) => ({ principal: { expiresAt } }) as unknown as AuthenticateResponse;
+const response = () => ({ principal: {} }) as unknown as AuthenticateResponse;
 
 describe('AuthenticationCache', () => {
   it('answers only while the auth generation is the one the entry was stored under', () => {
-    const cache = new AuthenticationCache({ ttlMs: 10_000, maxEntries: 10 });
+    const cache = new AuthenticationCache<AuthenticateResponse>({ ttlMs: 10_000, maxEntries: 10 });
     const key = AuthenticationCache.keyOf('rag_x_y', 'team-a');
-    cache.set(key, response(), 'g1', 0);
+    cache.set(key, response(), 'g1', undefined, 0);
     expect(cache.get(key, 'g1', 1)).toBeDefined();
     expect(cache.get(key, 'g2', 1)).toBeUndefined();
     // A miss drops the stale entry: the old generation no longer finds it either.
@@ -15,11 +15,11 @@ describe('AuthenticationCache', () => {
   });
 
   it('forgets entries after the TTL and at the credential\'s own expiry, whichever is first', () => {
-    const cache = new AuthenticationCache({ ttlMs: 10_000, maxEntries: 10 });
-    cache.set('a', response(), null, 0);
+    const cache = new AuthenticationCache<AuthenticateResponse>({ ttlMs: 10_000, maxEntries: 10 });
+    cache.set('a', response(), null, undefined, 0);
     expect(cache.get('a', null, 9_999)).toBeDefined();
     expect(cache.get('a', null, 10_000)).toBeUndefined();
-    cache.set('b', response(new Date(2_000).toISOString()), null, 0);
+    cache.set('b', response(), null, new Date(2_000).toISOString(), 0);
     expect(cache.get('b', null, 1_999)).toBeDefined();
     expect(cache.get('b', null, 2_000)).toBeUndefined();
   });
@@ -31,10 +31,10 @@ describe('AuthenticationCache', () => {
   });
 
   it('stays within its size bound by dropping the oldest entry', () => {
-    const cache = new AuthenticationCache({ ttlMs: 10_000, maxEntries: 2 });
-    cache.set('a', response(), null, 0);
-    cache.set('b', response(), null, 0);
-    cache.set('c', response(), null, 0);
+    const cache = new AuthenticationCache<AuthenticateResponse>({ ttlMs: 10_000, maxEntries: 2 });
+    cache.set('a', response(), null, undefined, 0);
+    cache.set('b', response(), null, undefined, 0);
+    cache.set('c', response(), null, undefined, 0);
     expect(cache.get('a', null, 1)).toBeUndefined();
     expect(cache.get('b', null, 1)).toBeDefined();
     expect(cache.get('c', null, 1)).toBeDefined();

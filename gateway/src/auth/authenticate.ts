@@ -5,13 +5,12 @@ import {
   AppError,
   constantTimeEqual,
   rateLimitError,
-  readAuthGeneration,
   type AsyncClient,
   type Cache,
   type RateLimiter,
   type RateLimitRule,
 } from '@platform/runtime';
-import { AuthenticationCache } from './authentication-cache';
+import { createRemembered } from './remembered';
 import type { AnyRouteDefinition } from '../route';
 import { parseTeamRef } from '../team-ref';
 import type { Caller } from './caller';
@@ -44,19 +43,14 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 export function createAuthenticator(options: AuthenticatorOptions) {
   const secure = new URL(options.appUrl).protocol === 'https:';
   const appOrigin = new URL(options.appUrl).origin;
-  const remembered = new AuthenticationCache({ ttlMs: options.cacheTtlMs ?? 10_000, maxEntries: 10_000 });
-
-  /** Who the credential is: from this process's memory while the auth generation is unchanged, else identity. */
-  const identify = async (credential: Credential, teamRef: string): Promise<AuthenticateResponse> => {
-    if (!options.cache) return options.identity.authenticate({ credential, teamRef });
-    const key = AuthenticationCache.keyOf(credential.value, teamRef);
-    const generation = await readAuthGeneration(options.cache);
-    const cached = remembered.get(key, generation);
-    if (cached) return cached;
-    const response = await options.identity.authenticate({ credential, teamRef });
-    remembered.set(key, response, generation);
-    return response;
-  };
+  const remember = createRemembered<AuthenticateResponse>({
+    ...(options.cache ? { cache: options.cache } : {}),
+    ttlMs: options.cacheTtlMs ?? 10_000,
+    expiresAt: (response) => response.principal?.expiresAt,
+  });
+  /** Who the credential is: remembered while the auth generation is unchanged, else asked of identity. */
+  const identify = (credential: Credential, teamRef: string): Promise<AuthenticateResponse> =>
+    remember(credential.value, teamRef, () => options.identity.authenticate({ credential, teamRef }));
 
   return async (req: Request, route: AnyRouteDefinition): Promise<Caller | null> => {
     const policy = route.auth as RoutePolicy;

@@ -2,6 +2,7 @@ import type { Gateway } from '@platform/proto/gen/platform/catalog/v1/catalog';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { AppError } from '@platform/runtime';
 import type { EdgeDeps } from '../edge-deps';
+import { createRemembered } from '../auth/remembered';
 import { isGatewaySlug } from './gateway-slug';
 import { protectedResourceMetadataUrl } from './resource';
 
@@ -15,6 +16,8 @@ export interface McpPrincipal {
   clientName: string;
   clientVerified: boolean;
   gateway: Gateway;
+  /** When the access token expires. */
+  tokenExpiresAt?: string;
 }
 
 const ACCESS_TOKEN_PREFIX = 'svcat_';
@@ -27,8 +30,9 @@ export function mcpPrincipalOf(res: Response): McpPrincipal {
 }
 
 /**
- * The resource-server check of `/mcp/:slug` (§5.5), run on every request with no caching, so a revocation,
- * suspension or removal takes effect at the next request on every replica:
+ * The resource-server check of `/mcp/:slug` (§5.5), run on every request. With AUTH_CACHE_SECONDS the answer
+ * is remembered only while the shared auth generation is unchanged (every revocation, suspension, removal or
+ * person change moves it), so those still take effect at the next request on every replica:
  * - malformed slug → 404;
  * - no Bearer token → 401 with `WWW-Authenticate: Bearer resource_metadata="…"` (RFC 9728 §5.1), which is how
  *   MCP clients discover this server;
@@ -37,12 +41,19 @@ export function mcpPrincipalOf(res: Response): McpPrincipal {
  * - a valid token whose person may no longer use the gateway → 404.
  */
 export function requireGatewayToken(deps: EdgeDeps): RequestHandler {
+  const remember = createRemembered<McpPrincipal>({
+    ...(deps.settings.authCacheSeconds > 0 ? { cache: deps.cache } : {}),
+    ttlMs: deps.settings.authCacheSeconds * 1000,
+    expiresAt: (principal) => principal.tokenExpiresAt,
+  });
   return (req: Request, res: Response, next: NextFunction): void => {
-    check(deps, req, res).then(next, next);
+    check(deps, remember, req, res).then(next, next);
   };
 }
 
-async function check(deps: EdgeDeps, req: Request, res: Response): Promise<void> {
+type Remember = ReturnType<typeof createRemembered<McpPrincipal>>;
+
+async function check(deps: EdgeDeps, remember: Remember, req: Request, res: Response): Promise<void> {
   const slug = req.params.slug;
   if (!isGatewaySlug(slug)) throw AppError.notFound('Gateway');
   const metadata = protectedResourceMetadataUrl(deps.settings.appUrl, slug);
@@ -50,24 +61,25 @@ async function check(deps: EdgeDeps, req: Request, res: Response): Promise<void>
   if (token === null) throw unauthorized(metadata, false, 'An access token is required');
   if (!token.startsWith(ACCESS_TOKEN_PREFIX)) throw unauthorized(metadata, true, 'The access token is not valid for this gateway');
 
-  const validated = await deps.clients.identity.validateAccessToken({ token, gatewaySlug: slug });
-  if (!validated.valid) throw unauthorized(metadata, true, 'The access token is not valid for this gateway');
-  const access = await deps.clients.catalog.checkGatewayAccess({ slug, personId: validated.personId });
-  if (!access.allowed || !access.gateway) throw AppError.notFound('Gateway');
-  // The slug may have been given to a new gateway since the token was issued: the token is not for this one.
-  if (access.gateway.id !== validated.gatewayId) throw unauthorized(metadata, true, 'The access token is not valid for this gateway');
-
-  const principal: McpPrincipal = {
-    personId: validated.personId,
-    email: validated.email,
-    displayName: validated.displayName,
-    connectionId: validated.connectionId,
-    clientId: validated.clientId,
-    clientName: validated.clientName,
-    clientVerified: validated.clientVerified,
-    gateway: access.gateway,
-  };
-  res.locals.mcpPrincipal = principal;
+  res.locals.mcpPrincipal = await remember(token, slug, async () => {
+    const validated = await deps.clients.identity.validateAccessToken({ token, gatewaySlug: slug });
+    if (!validated.valid) throw unauthorized(metadata, true, 'The access token is not valid for this gateway');
+    const access = await deps.clients.catalog.checkGatewayAccess({ slug, personId: validated.personId });
+    if (!access.allowed || !access.gateway) throw AppError.notFound('Gateway');
+    // The slug may have been given to a new gateway since the token was issued: the token is not for this one.
+    if (access.gateway.id !== validated.gatewayId) throw unauthorized(metadata, true, 'The access token is not valid for this gateway');
+    return {
+      personId: validated.personId,
+      email: validated.email,
+      displayName: validated.displayName,
+      connectionId: validated.connectionId,
+      clientId: validated.clientId,
+      clientName: validated.clientName,
+      clientVerified: validated.clientVerified,
+      gateway: access.gateway,
+      ...(validated.expiresAt ? { tokenExpiresAt: validated.expiresAt } : {}),
+    };
+  });
 }
 
 /** The token of an `Authorization: Bearer <token>` header; null when there is none (or another scheme). */

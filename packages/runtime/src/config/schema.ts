@@ -79,7 +79,7 @@ export const environmentSchema = z.object({
   TRUST_PROXY: optionalString,
   SESSION_TTL: durationSeconds.transform((v) => v ?? 12 * 3600),
   API_KEY_RATE_LIMIT_PER_MINUTE: positiveInt.default(300),
-  AUTH_CACHE_SECONDS: z.coerce.number().int().min(0).max(60).default(0),
+  AUTH_CACHE_SECONDS: z.coerce.number().int().min(0).max(60).default(10),
   BOOTSTRAP_ADMIN_EMAIL: optionalString,
   BOOTSTRAP_ADMIN_PASSWORD: optionalString,
   MAINTENANCE_REFRESH_SECONDS: positiveInt.default(5),

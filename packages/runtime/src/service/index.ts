@@ -1,3 +1,4 @@
 export * from './define';
 export * from './status';
 export * from './clients';
+export * from './auth-invalidation';

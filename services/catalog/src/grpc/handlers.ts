@@ -1,4 +1,4 @@
-import { readServiceStatus, type AsyncServiceImplementation } from '@platform/runtime';
+import { invalidatingAuthentication, readServiceStatus, type AsyncServiceImplementation } from '@platform/runtime';
 import type { CatalogServiceServer } from '@platform/proto/gen/platform/catalog/v1/catalog';
 import type { CatalogDeps } from '../deps';
 import { gatewayHandlers } from './gateways';
@@ -8,10 +8,16 @@ import { gatewayHandlers } from './gateways';
  * Authorisation is the edge's (gateway/src/auth/policy.ts); handlers trust the request context it sends.
  */
 export function createCatalogServiceHandlers(deps: CatalogDeps): AsyncServiceImplementation<CatalogServiceServer> {
-  return {
-    getServiceStatus: () => readServiceStatus('catalog', deps.db),
-    ...gatewayHandlers(deps),
-  };
+  // Gateway changes decide who may use /mcp/{slug}; edges remember that answer, so changes move the auth
+  // generation (creating a gateway cannot make a remembered answer wrong).
+  return invalidatingAuthentication(
+    deps.cache,
+    {
+      getServiceStatus: () => readServiceStatus('catalog', deps.db),
+      ...gatewayHandlers(deps),
+    },
+    ['createGateway'],
+  );
 }
 
 /** The handlers of one area: a subset of the service's methods. */

@@ -1,4 +1,4 @@
-import { bumpAuthGeneration, isReadMethod, readServiceStatus, type AsyncServiceImplementation } from '@platform/runtime';
+import { invalidatingAuthentication, readServiceStatus, type AsyncServiceImplementation } from '@platform/runtime';
 import type { IdentityServiceServer } from '@platform/proto/gen/platform/identity/v1/identity';
 import type { IdentityDeps } from '../deps';
 import { apiKeyHandlers } from './api-keys';
@@ -15,7 +15,7 @@ import { teamHandlers } from './teams';
  * Authorisation is the edge's (gateway/src/auth/policy.ts); handlers trust the request context it sends.
  */
 export function createIdentityHandlers(deps: IdentityDeps): AsyncServiceImplementation<IdentityServiceServer> {
-  return invalidatingAuthentication(deps, {
+  return invalidatingAuthentication(deps.cache, {
     getServiceStatus: () => readServiceStatus('identity', deps.db),
     ...authHandlers(deps),
     ...peopleHandlers(deps),
@@ -25,14 +25,14 @@ export function createIdentityHandlers(deps: IdentityDeps): AsyncServiceImplemen
     ...auditHandlers(deps),
     ...maintenanceHandlers(deps),
     ...oauthHandlers(deps),
-  });
+  }, LEAVES_AUTHENTICATION_UNCHANGED);
 }
 
 /**
- * Changes that only add (a person, a team, a key, a session, an OAuth grant) and cannot make a remembered
- * authentication wrong. Any other change moves the generation: the safe default for a new method.
+ * Changes that only add (a person, a team, a key, a session, a registration, a code) and cannot make a
+ * remembered authentication wrong. Token grants are not here: a replayed code or refresh token revokes.
  */
-const LEAVES_AUTHENTICATION_UNCHANGED = new Set([
+const LEAVES_AUTHENTICATION_UNCHANGED = [
   'signIn',
   'createPerson',
   'createTeam',
@@ -41,29 +41,8 @@ const LEAVES_AUTHENTICATION_UNCHANGED = new Set([
   'setMaintenance',
   'registerClient',
   'issueAuthorizationCode',
-  'exchangeCode',
-  'refreshToken',
   'setTrustedClients',
-]);
-
-/**
- * After every successful change, moves the shared auth generation on, so edges that remember authentications
- * (gateway/src/auth/authentication-cache.ts) re-check at the next request. Done here, once for every method,
- * so no change can forget it.
- */
-function invalidatingAuthentication(deps: IdentityDeps, handlers: Implementation): Implementation {
-  const wrapped: Record<string, unknown> = {};
-  for (const [name, handler] of Object.entries(handlers) as [string, (...args: unknown[]) => Promise<unknown>][]) {
-    wrapped[name] = isReadMethod(name) || LEAVES_AUTHENTICATION_UNCHANGED.has(name)
-      ? handler
-      : async (...args: unknown[]) => {
-          const result = await handler(...args);
-          await bumpAuthGeneration(deps.cache);
-          return result;
-        };
-  }
-  return wrapped as Implementation;
-}
+];
 
 /** The handlers of one area: a subset of the service's methods. */
 type Implementation = AsyncServiceImplementation<IdentityServiceServer>;

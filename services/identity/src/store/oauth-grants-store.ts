@@ -267,13 +267,14 @@ export interface ValidAccessRow {
   client_id: string;
   client_name: string;
   client_verified: boolean;
+  expires_at: Date;
   touch_due: boolean;
 }
 
 /** The /mcp check in one query: live access token, live connection of this gateway, active person. */
 export async function findValidAccessToken(db: Queryable, digest: string, gatewaySlug: string, touchEverySeconds: number): Promise<ValidAccessRow | null> {
   const { rows } = await db.query<ValidAccessRow>(
-    `SELECT c.id AS connection_id, c.person_id, p.email, p.display_name, c.gateway_id, c.client_id, c.client_name, c.client_verified,
+    `SELECT c.id AS connection_id, c.person_id, p.email, p.display_name, c.gateway_id, c.client_id, c.client_name, c.client_verified, t.expires_at,
             (c.last_used_at IS NULL OR c.last_used_at < now() - make_interval(secs => $3)) AS touch_due
        FROM identity.oauth_tokens t
        JOIN identity.oauth_connections c ON c.id = t.connection_id

@@ -158,6 +158,8 @@ export interface ValidateAccessTokenResponse {
   clientId: string;
   clientName: string;
   clientVerified: boolean;
+  /** When the access token expires: an edge never remembers the answer past it. */
+  expiresAt?: string | undefined;
 }
 
 export interface OAuthConnection {
@@ -1965,6 +1967,7 @@ function createBaseValidateAccessTokenResponse(): ValidateAccessTokenResponse {
     clientId: "",
     clientName: "",
     clientVerified: false,
+    expiresAt: undefined,
   };
 }
 
@@ -1996,6 +1999,9 @@ export const ValidateAccessTokenResponse: MessageFns<ValidateAccessTokenResponse
     }
     if (message.clientVerified !== false) {
       writer.uint32(72).bool(message.clientVerified);
+    }
+    if (message.expiresAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.expiresAt), writer.uint32(82).fork()).join();
     }
     return writer;
   },
@@ -2085,6 +2091,14 @@ export const ValidateAccessTokenResponse: MessageFns<ValidateAccessTokenResponse
             message.clientVerified = reader.bool();
             continue;
           }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.expiresAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2136,6 +2150,11 @@ export const ValidateAccessTokenResponse: MessageFns<ValidateAccessTokenResponse
         : isSet(object.client_verified)
         ? globalThis.Boolean(object.client_verified)
         : false,
+      expiresAt: isSet(object.expiresAt)
+        ? globalThis.String(object.expiresAt)
+        : isSet(object.expires_at)
+        ? globalThis.String(object.expires_at)
+        : undefined,
     };
   },
 
@@ -2167,6 +2186,9 @@ export const ValidateAccessTokenResponse: MessageFns<ValidateAccessTokenResponse
     }
     if (message.clientVerified !== false) {
       obj.clientVerified = message.clientVerified;
+    }
+    if (message.expiresAt !== undefined) {
+      obj.expiresAt = message.expiresAt;
     }
     return obj;
   },

@@ -38,5 +38,6 @@ export async function validateAccessToken(deps: IdentityDeps, request: ValidateA
     clientId: row.client_id,
     clientName: row.client_name,
     clientVerified: row.client_verified,
+    expiresAt: row.expires_at.toISOString(),
   };
 }

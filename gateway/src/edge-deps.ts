@@ -1,4 +1,4 @@
-import type { Cache, Logger, RateLimiter, ServiceClients } from '@platform/runtime';
+import type { Cache, Logger, MaintenanceWatcher, RateLimiter, ServiceClients } from '@platform/runtime';
 
 /** What the edge's routes and pages work with. */
 export interface EdgeDeps {
@@ -6,6 +6,8 @@ export interface EdgeDeps {
   cache: Cache;
   rateLimiter: RateLimiter;
   logger: Logger;
+  /** This process's view of maintenance mode (absent where routes are built without a platform). */
+  maintenance?: MaintenanceWatcher;
   settings: EdgeSettings;
 }
 

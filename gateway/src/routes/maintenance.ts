@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { Maintenance } from '@platform/proto/gen/platform/identity/v1/identity';
 import type { EdgeDeps } from '../edge-deps';
 import { requestContextOf } from '../auth/caller';
 import { maintenanceSchema, presentMaintenance } from '../presenters/maintenance';
@@ -29,7 +30,13 @@ export function maintenanceRoutes(deps: EdgeDeps): AnyRouteDefinition[] {
       tags: ['maintenance'],
       auth: { callers: 'anyone signed in (browser sessions and API keys)', credentials: ['session', 'api_key'] },
       responses: { 200: { description: 'The maintenance setting', schema: maintenanceSchema, etag: true } },
-      handler: read,
+      // Every process already holds the setting (cache signal on change, re-read every few seconds): answer
+      // from it, as the spec allows a change to take a few seconds to reach every process.
+      handler: async () => {
+        const known = deps.maintenance?.snapshot() as Maintenance | undefined;
+        if (!known) return read();
+        return { data: presentMaintenance(known), revision: Number(known.revision) };
+      },
     }),
     defineRoute({
       method: 'get',

@@ -18,6 +18,8 @@ export interface MaintenanceWatcher {
   stop(): Promise<void>;
   isOn(): boolean;
   current(): MaintenanceStatus;
+  /** The whole setting as its owner last described it (the GetMaintenance answer or the signal), once known. */
+  snapshot(): unknown;
   /** Calls `listener` after every change this process learns of; returns a function that removes it. */
   onChange(listener: (status: MaintenanceStatus) => void): () => void;
   /** Throws the 503 `maintenance` error when maintenance is on and `work` must pause. */
@@ -37,14 +39,16 @@ export interface MaintenanceWatcher {
 export function createMaintenanceWatcher(options: MaintenanceWatcherOptions): MaintenanceWatcher {
   const { cache, logger } = options;
   let status: MaintenanceStatus = MAINTENANCE_OFF;
+  let latest: unknown;
   const listeners = new Set<(status: MaintenanceStatus) => void>();
   let unsubscribe: (() => Promise<void>) | undefined;
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
 
   /** Takes a newer status; an older revision (a late signal, a slow read) never overwrites a newer one. */
-  const accept = (next: MaintenanceStatus): void => {
+  const accept = (next: MaintenanceStatus, whole: unknown): void => {
     if (next.revision < status.revision) return;
+    latest = whole;
     const changed = next.enabled !== status.enabled || next.reason !== status.reason || next.plannedEndAt !== status.plannedEndAt;
     status = next;
     if (!changed) return;
@@ -60,8 +64,9 @@ export function createMaintenanceWatcher(options: MaintenanceWatcherOptions): Ma
 
   const refresh = async (): Promise<void> => {
     try {
-      const next = toMaintenanceStatus(await options.fetch());
-      if (next) accept(next);
+      const answer = await options.fetch();
+      const next = toMaintenanceStatus(answer);
+      if (next) accept(next, answer);
       else logger.warn('maintenance setting read back in an unexpected shape');
     } catch (error) {
       // Keep the last known status; the next re-read tries again.
@@ -89,7 +94,7 @@ export function createMaintenanceWatcher(options: MaintenanceWatcherOptions): Ma
             parsed = undefined;
           }
           const next = toMaintenanceStatus(parsed);
-          if (next) accept(next);
+          if (next) accept(next, parsed);
           else logger.warn('malformed maintenance signal ignored');
         });
       } catch (error) {
@@ -109,6 +114,7 @@ export function createMaintenanceWatcher(options: MaintenanceWatcherOptions): Ma
     },
     isOn: () => status.enabled,
     current: () => status,
+    snapshot: () => latest,
     onChange(listener) {
       listeners.add(listener);
       return () => {

@@ -1,5 +1,5 @@
 import { SpanKind } from '@opentelemetry/api';
-import { ApiClient, installTestTracing, startTestPlatform, TEST_ADMIN, type TestPlatform } from '@platform/test';
+import { ApiClient, eventually, installTestTracing, startTestPlatform, TEST_ADMIN, type TestPlatform } from '@platform/test';
 
 /**
  * One request is one trace across the platform: the edge's SERVER span, the gRPC call to the identity service
@@ -17,16 +17,6 @@ afterAll(async () => {
   uninstall();
 });
 
-async function waitFor<T>(probe: () => T | undefined, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
 it('carries the caller\'s trace id from the edge through gRPC and the outbox to the event consumer', async () => {
   const admin = new ApiClient(platform);
   expect((await admin.signIn(TEST_ADMIN.email, TEST_ADMIN.password)).status).toBe(200);
@@ -40,8 +30,9 @@ it('carries the caller\'s trace id from the edge through gRPC and the outbox to 
   expect(created.status).toBe(201);
 
   const inTrace = () => exporter.getFinishedSpans().filter((span) => span.spanContext().traceId === traceId);
-  const consumed = await waitFor(() =>
-    inTrace().find((span) => span.kind === SpanKind.CONSUMER && span.attributes['messaging.destination.name']?.toString().endsWith('audit.v1')),
+  const consumed = await eventually(
+    () => inTrace().find((span) => span.kind === SpanKind.CONSUMER && span.attributes['messaging.destination.name']?.toString().endsWith('audit.v1')),
+    'the audit event consumer span',
   );
   const spans = inTrace();
   const kinds = (kind: SpanKind) => spans.filter((span) => span.kind === kind).map((span) => span.name);

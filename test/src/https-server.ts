@@ -10,6 +10,28 @@ export interface HttpsAnswer {
   status?: number;
   headers?: Record<string, string>;
   body: string;
+  /** Answer only after this long (for a client's timeout); the answer is dropped if the server stops first. */
+  delayMs?: number;
+}
+
+/** A fresh self-signed certificate for 127.0.0.1 (made by `openssl`) in a temporary directory. */
+export interface SelfSignedCertificate {
+  keyFile: string;
+  /** The certificate (PEM): it is its own CA. */
+  certFile: string;
+  /** Deletes the files. */
+  remove(): void;
+}
+
+export function selfSignedCertificate(): SelfSignedCertificate {
+  const dir = mkdtempSync(path.join(tmpdir(), 'https-test-'));
+  const keyFile = path.join(dir, 'key.pem');
+  const certFile = path.join(dir, 'cert.pem');
+  execFileSync('openssl', [
+    'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
+    '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', keyFile, '-out', certFile,
+  ], { stdio: 'ignore' });
+  return { keyFile, certFile, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
 /**
@@ -32,17 +54,13 @@ export interface HttpsTestServer {
 }
 
 export async function startHttpsServer(): Promise<HttpsTestServer> {
-  const dir = mkdtempSync(path.join(tmpdir(), 'https-test-'));
-  const keyFile = path.join(dir, 'key.pem');
-  const caFile = path.join(dir, 'cert.pem');
-  execFileSync('openssl', [
-    'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
-    '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', keyFile, '-out', caFile,
-  ], { stdio: 'ignore' });
+  const certificate = selfSignedCertificate();
+  const caFile = certificate.certFile;
   const routes = new Map<string, (url: string) => HttpsAnswer>();
   const hits = new Map<string, number>();
+  const timers = new Set<NodeJS.Timeout>();
   let origin = '';
-  const server = createServer({ key: readFileSync(keyFile), cert: readFileSync(caFile) }, (req, res) => {
+  const server = createServer({ key: readFileSync(certificate.keyFile), cert: readFileSync(caFile) }, (req, res) => {
     const pathname = (req.url ?? '/').split('?')[0]!;
     hits.set(pathname, (hits.get(pathname) ?? 0) + 1);
     const route = routes.get(pathname);
@@ -51,7 +69,16 @@ export async function startHttpsServer(): Promise<HttpsTestServer> {
       return;
     }
     const answer = route(`${origin}${req.url ?? '/'}`);
-    res.writeHead(answer.status ?? 200, { 'content-type': 'application/json', ...answer.headers }).end(answer.body);
+    const send = () => res.writeHead(answer.status ?? 200, { 'content-type': 'application/json', ...answer.headers }).end(answer.body);
+    if (!answer.delayMs) {
+      send();
+      return;
+    }
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      if (!res.destroyed) send();
+    }, answer.delayMs);
+    timers.add(timer);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   origin = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -66,9 +93,10 @@ export async function startHttpsServer(): Promise<HttpsTestServer> {
     route,
     json: (pathname, document) => route(pathname, { body: JSON.stringify(document) }),
     async stop() {
+      for (const timer of timers) clearTimeout(timer);
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
-      rmSync(dir, { recursive: true, force: true });
+      certificate.remove();
     },
   };
 }

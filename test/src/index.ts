@@ -9,3 +9,4 @@ export * from './https-server';
 export * from './callback-server';
 export * from './chromium';
 export * from './oauth-browser';
+export * from './fixtures';

@@ -1,5 +1,5 @@
-import { ApiClient, startTestPlatform, type TestPlatform } from '@platform/test';
-import { adminClient, fetchManual, form, json, personClient, pkce, startMetadataHost, type MetadataHost } from './support';
+import { adminClient, newPerson, pkcePair, startTestPlatform, type ApiClient, type TestPerson, type TestPlatform } from '@platform/test';
+import { fetchManual, form, json, startMetadataHost, type MetadataHost } from './support';
 
 /**
  * The OAuth 2.1 authorization server through real HTTP on a whole platform: discovery, authorize (every rule of
@@ -9,7 +9,7 @@ let platform: TestPlatform;
 let host: MetadataHost;
 let appUrl: string;
 let admin: ApiClient;
-let alice: { id: string; client: ApiClient };
+let alice: TestPerson;
 let dynamicClientId: string;
 let trustedClientId: string;
 const REDIRECT = 'http://127.0.0.1:9/callback';
@@ -32,7 +32,7 @@ beforeAll(async () => {
     const created = await admin.post(`/v1/teams/${team}/gateways`, { slug, name });
     expect(created.status).toBe(201);
   }
-  alice = await personClient(platform, admin, 'alice@example.test');
+  alice = await newPerson(platform, admin, { email: 'alice@example.test', displayName: 'alice', password: 'a long enough password 123' });
   expect((await admin.post(`/v1/teams/${TEAM}/members`, { personId: alice.id, role: 'member' })).status).toBe(201);
   const registered = await fetchManual(platform.url('/oauth/register'), {
     method: 'POST',
@@ -53,7 +53,7 @@ function authorizeParams(overrides: Record<string, string | undefined> = {}): Re
     response_type: 'code',
     client_id: dynamicClientId,
     redirect_uri: REDIRECT,
-    code_challenge: pkce().challenge,
+    code_challenge: pkcePair().challenge,
     code_challenge_method: 'S256',
     state: 'st-123',
     resource: `${appUrl}/mcp/g1`,
@@ -93,7 +93,7 @@ async function exchange(code: string, verifier: string, clientId = dynamicClient
 
 /** Runs authorize → consent (Allow) → token for alice on a gateway; returns the tokens. */
 async function connect(slug: string): Promise<{ access_token: string; refresh_token: string }> {
-  const { verifier, challenge } = pkce();
+  const { verifier, challenge } = pkcePair();
   const page = await authorize(authorizeParams({ code_challenge: challenge, resource: `${appUrl}/mcp/${slug}` }), alice.client.cookieHeader());
   let code: string;
   if (page.status === 200) {
@@ -271,12 +271,12 @@ describe('authorize: sign-in, consent and codes', () => {
     const crossOrigin = await consentPost({ ...fields, decision: 'allow' }, alice.client.cookieHeader(), 'https://evil.example');
     expect(crossOrigin.status).toBe(403);
     // A hidden field changed on the way back fails the CSRF binding too.
-    const tampered = await consentPost({ ...fields, code_challenge: pkce().challenge, decision: 'allow' }, alice.client.cookieHeader());
+    const tampered = await consentPost({ ...fields, code_challenge: pkcePair().challenge, decision: 'allow' }, alice.client.cookieHeader());
     expect(tampered.status).toBe(403);
   });
 
   it('Allow issues a code that the token endpoint exchanges; then consent is remembered', async () => {
-    const { verifier, challenge } = pkce();
+    const { verifier, challenge } = pkcePair();
     const page = await authorize(authorizeParams({ code_challenge: challenge }), alice.client.cookieHeader());
     expect(page.status).toBe(200);
     const allowed = await consentPost({ ...formFields(await page.text()), decision: 'allow' }, alice.client.cookieHeader());
@@ -302,7 +302,7 @@ describe('authorize: sign-in, consent and codes', () => {
     expect(set.status).toBe(200);
     expect(set.body.data.clientIds).toEqual([trustedClientId]);
     expect((await admin.get('/v1/admin/oauth/trusted-clients')).body.data.clientIds).toEqual([trustedClientId]);
-    const { verifier, challenge } = pkce();
+    const { verifier, challenge } = pkcePair();
     const response = await authorize(authorizeParams({ client_id: trustedClientId, code_challenge: challenge, resource: `${appUrl}/mcp/g2` }), alice.client.cookieHeader());
     expect(response.status).toBe(302);
     const code = redirectParams(response).get('code')!;
@@ -360,7 +360,7 @@ describe('token, register and revoke endpoints', () => {
     });
     expect((await json(repeated)).error).toBe('invalid_request');
 
-    const badCode = await exchange('not-a-code', pkce().verifier);
+    const badCode = await exchange('not-a-code', pkcePair().verifier);
     expect(badCode.status).toBe(400);
     expect((await json(badCode)).error).toBe('invalid_grant');
   });

@@ -1,6 +1,5 @@
 import type { ServiceClients } from '@platform/runtime';
-import { startTestPlatform, type ApiClient, type TestPlatform } from '@platform/test';
-import { adminClient, grpcClients, newPerson, newTeam, unique, type TestPerson } from './support';
+import { adminClient, grpcClients, newPerson, newTeam, startTestPlatform, unique, type ApiClient, type TestPerson, type TestPlatform } from '@platform/test';
 
 /**
  * CheckGatewayAccess over gRPC, as the OAuth server and /mcp ask it: allowed only for an enabled gateway and an

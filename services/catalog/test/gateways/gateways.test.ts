@@ -1,5 +1,4 @@
-import { startTestPlatform, type ApiClient, type TestPlatform } from '@platform/test';
-import { adminClient, eventually, newPerson, newTeam, unique, type TestPerson } from './support';
+import { adminClient, eventually, newPerson, newTeam, startTestPlatform, unique, type ApiClient, type TestPerson, type TestPlatform } from '@platform/test';
 
 const FIELDS = ['createdAt', 'enabled', 'id', 'name', 'revision', 'slug', 'teamId', 'updatedAt', 'url'];
 

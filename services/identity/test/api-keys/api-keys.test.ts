@@ -1,6 +1,6 @@
 import type { Client } from 'pg';
-import { ApiClient, startTestPlatform, type TestPlatform } from '@platform/test';
-import { adminClient, auditEventsOf, databaseOf, keyTablesContain, newPerson, newTeam, type TestPerson } from './support';
+import { adminClient, ApiClient, databaseOf, newPerson, newTeam, startTestPlatform, type TestPerson, type TestPlatform } from '@platform/test';
+import { auditEventsOf, keyTablesContain } from './support';
 
 const KEY_FORMAT = /^rag_([a-z2-7]{16})_([a-z2-7]{32})$/;
 

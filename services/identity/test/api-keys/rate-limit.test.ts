@@ -1,6 +1,5 @@
 import { startPlatform, type RunningPlatform } from '@platform/platform/src/platform';
-import { ApiClient, describeWith, platformUrl, startTestPlatform, type TestPlatform } from '@platform/test';
-import { adminClient, newPerson, newTeam } from './support';
+import { adminClient, ApiClient, describeWith, newPerson, newTeam, platformUrl, startTestPlatform, type TestPlatform } from '@platform/test';
 
 const LIMIT = 20;
 const SERVICES = ['IDENTITY', 'CATALOG', 'AGENTS', 'KNOWLEDGE', 'BILLING', 'NOTIFICATIONS'];

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { startPlatform, type RunningPlatform } from '@platform/platform/src/platform';
 import { SYSTEM_ACTOR, type AuditEventData } from '@platform/runtime';
-import { ApiClient, describeWith, infraUrl, platformUrl, realInfraEnv, TEST_ADMIN } from '@platform/test';
-import { commitAuditEvents, eventually, queryDatabase } from './support';
+import { ApiClient, describeWith, eventually, infraUrl, platformUrl, realInfraEnv, TEST_ADMIN } from '@platform/test';
+import { commitAuditEvents, queryDatabase } from './support';
 
 const PLATFORM_TEAM_ID = '00000000-0000-4000-8000-000000000001';
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { startPlatform, type RunningPlatform } from '@platform/platform/src/platform';
-import { ApiClient, describeWith, infraUrl, memoryLogger, platformUrl, realInfraEnv, TEST_ADMIN } from '@platform/test';
-import { eventually, queryDatabase } from './support';
+import { ApiClient, describeWith, eventually, infraUrl, memoryLogger, platformUrl, realInfraEnv, TEST_ADMIN } from '@platform/test';
+import { queryDatabase } from './support';
 
 /**
  * Issue 3: "Secrets, keys, tokens and passwords never appear in an audit entry, a log line or an error." Every

@@ -1,5 +1,4 @@
-import { ApiClient, startTestPlatform, TEST_ADMIN, type TestPlatform } from '@platform/test';
-import { PASSWORD, uniqueEmail } from './support';
+import { ApiClient, startTestPlatform, TEST_ADMIN, TEST_PASSWORD, uniqueEmail, type TestPlatform } from '@platform/test';
 
 /** An https installation: `__Host-` cookie with Secure; and the per-address sign-in back-off. */
 describe('sessions on an https APP_URL', () => {
@@ -28,7 +27,7 @@ describe('sessions on an https APP_URL', () => {
   it('backs off per client address after 20 failures, whatever the account', async () => {
     const client = new ApiClient(platform);
     for (let i = 0; i < 20; i++) {
-      expect((await client.post('/v1/auth/sign-in', { email: uniqueEmail('spray'), password: PASSWORD })).status).toBe(401);
+      expect((await client.post('/v1/auth/sign-in', { email: uniqueEmail('spray'), password: TEST_PASSWORD })).status).toBe(401);
     }
     const refused = await client.post('/v1/auth/sign-in', { email: TEST_ADMIN.email, password: TEST_ADMIN.password });
     expect(refused.status).toBe(429);

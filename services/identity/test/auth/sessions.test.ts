@@ -1,5 +1,4 @@
-import { ApiClient, startTestPlatform, TEST_ADMIN, type TestPlatform } from '@platform/test';
-import { adminClient, newPerson, PASSWORD, uniqueEmail } from './support';
+import { adminClient, ApiClient, newPerson, startTestPlatform, TEST_ADMIN, TEST_PASSWORD, uniqueEmail, type TestPlatform } from '@platform/test';
 
 /** Sign-in, sign-out, /v1/me, CSRF and suspension through the real edge. */
 describe('browser sessions', () => {
@@ -37,8 +36,8 @@ describe('browser sessions', () => {
 
     const anonymous = new ApiClient(platform);
     const wrong = await anonymous.post('/v1/auth/sign-in', { email: TEST_ADMIN.email, password: 'not the password at all' });
-    const unknown = await anonymous.post('/v1/auth/sign-in', { email: uniqueEmail('nobody'), password: PASSWORD });
-    const ofSuspended = await anonymous.post('/v1/auth/sign-in', { email: person.email, password: PASSWORD });
+    const unknown = await anonymous.post('/v1/auth/sign-in', { email: uniqueEmail('nobody'), password: TEST_PASSWORD });
+    const ofSuspended = await anonymous.post('/v1/auth/sign-in', { email: person.email, password: TEST_PASSWORD });
     for (const response of [wrong, unknown, ofSuspended]) {
       expect(response.status).toBe(401);
       expect(response.headers.getSetCookie()).toEqual([]);
@@ -54,7 +53,7 @@ describe('browser sessions', () => {
       expect((await client.post('/v1/auth/sign-in', { email: person.email, password: `wrong password ${i}` })).status).toBe(401);
     }
     // Same account in other letter case: the account is the normalised email.
-    const locked = await client.post('/v1/auth/sign-in', { email: person.email.toUpperCase(), password: PASSWORD });
+    const locked = await client.post('/v1/auth/sign-in', { email: person.email.toUpperCase(), password: TEST_PASSWORD });
     expect(locked.status).toBe(429);
     expect(locked.body.error.code).toBe('slow_down');
     const retryAfter = Number(locked.headers.get('retry-after'));
@@ -114,7 +113,7 @@ describe('browser sessions', () => {
   it('suspension ends every session of the person and makes their personal API key fail', async () => {
     const person = await newPerson(platform, admin, { label: 'suspend' });
     const second = new ApiClient(platform);
-    expect((await second.signIn(person.email, PASSWORD)).status).toBe(200);
+    expect((await second.signIn(person.email, TEST_PASSWORD)).status).toBe(200);
     const me = await person.client.get('/v1/me');
     const personalSlug = me.body.data.personalTeam.slug;
     const created = await person.client.post(`/v1/teams/${personalSlug}/api-keys`, { name: 'mine', kind: 'personal', scopes: ['query'] });
@@ -135,7 +134,7 @@ describe('browser sessions', () => {
     const reactivated = await admin.patch(`/v1/admin/people/${person.id}`, { status: 'active' }, { 'if-match': suspended.headers.get('etag')! });
     expect(reactivated.status).toBe(200);
     expect((await person.client.get('/v1/me')).status).toBe(401);
-    expect((await new ApiClient(platform).signIn(person.email, PASSWORD)).status).toBe(200);
+    expect((await new ApiClient(platform).signIn(person.email, TEST_PASSWORD)).status).toBe(200);
   });
 
   it('GET /v1/me answers a personal key with a null csrfToken and refuses service keys', async () => {

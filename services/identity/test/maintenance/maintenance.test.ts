@@ -3,23 +3,12 @@ import {
   createLogger,
   createMemoryCache,
   createMaintenanceWatcher,
-  createServiceClients,
   type MaintenanceWatcher,
   type ServiceClients,
 } from '@platform/runtime';
-import { ApiClient, startTestPlatform, TEST_ADMIN, type TestPlatform } from '@platform/test';
+import { ApiClient, eventually, grpcClients, startTestPlatform, TEST_ADMIN, type TestPlatform } from '@platform/test';
 
 const logger = createLogger({ level: 'silent' });
-
-async function eventually<T>(read: () => Promise<T> | T, check: (value: T) => boolean, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (check(value)) return value;
-    if (Date.now() > deadline) throw new Error(`condition not met in time; last value: ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 const etagOf = (response: { headers: Headers }): string => response.headers.get('etag') ?? '';
 
@@ -33,7 +22,7 @@ describe('maintenance mode', () => {
     platform = await startTestPlatform();
     admin = new ApiClient(platform);
     expect((await admin.signIn(TEST_ADMIN.email, TEST_ADMIN.password)).status).toBe(200);
-    clients = createServiceClients({ resolveAddress: () => platform.platform.grpcAddress!, deadlineMs: 5000, logger });
+    clients = grpcClients(platform, { deadlineMs: 5000, logger });
   });
 
   afterAll(async () => {

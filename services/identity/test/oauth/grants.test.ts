@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { Client } from 'pg';
 import { ActorKind } from '@platform/proto/gen/platform/common/v1/common';
 import type { ServiceClients } from '@platform/runtime';
-import { startTestPlatform, type ApiClient, type TestPlatform } from '@platform/test';
-import { auditEntries, databaseOf, eventually, gateway, grpcClients, newPerson, pkce, PLATFORM_TEAM_ID, signedInAdmin } from './support';
+import { adminClient, createPerson, databaseOf, eventually, grpcClients, pkcePair, startTestPlatform, type ApiClient, type TestPlatform } from '@platform/test';
+import { auditEntries, gateway, PLATFORM_TEAM_ID } from './support';
 
 const REDIRECT = 'http://127.0.0.1:33418/callback';
 
@@ -18,11 +18,11 @@ describe('OAuth grants (identity service)', () => {
 
   beforeAll(async () => {
     platform = await startTestPlatform();
-    admin = await signedInAdmin(platform);
-    clients = grpcClients(platform);
-    db = await databaseOf(platform);
+    admin = await adminClient(platform);
+    clients = grpcClients(platform, { deadlineMs: 5000 });
+    db = await databaseOf(platform, { required: true });
     appUrl = platform.platform.context.config.env.APP_URL;
-    person = await newPerson(admin, 'oauth-person');
+    person = await createPerson(admin, 'oauth-person');
   }, 120_000);
 
   afterAll(async () => {
@@ -53,7 +53,7 @@ describe('OAuth grants (identity service)', () => {
   ) {
     const clientId = options.clientId ?? (await register()).client_id;
     const gw = options.gw ?? gateway(appUrl);
-    const pair = pkce();
+    const pair = pkcePair();
     const personId = options.personId ?? person.id;
     const { code } = await identity().issueAuthorizationCode({
       context: userContext(personId),
@@ -209,7 +209,7 @@ describe('OAuth grants (identity service)', () => {
       expect(grant.code).toMatch(/^[A-Za-z0-9_-]{43}$/);
       expect((await identity().getConsent({ personId: person.id, clientId: grant.clientId, gatewayId: grant.gw.id })).remembered).toBe(true);
       expect((await identity().getConsent({ personId: person.id, clientId: grant.clientId, gatewayId: randomUUID() })).remembered).toBe(false);
-      const other = await newPerson(admin, 'oauth-other');
+      const other = await createPerson(admin, 'oauth-other');
       expect((await identity().getConsent({ personId: other.id, clientId: grant.clientId, gatewayId: grant.gw.id })).remembered).toBe(false);
       const [entry] = await eventually(() => auditEntries(db, 'oauth.consent', grant.clientId), (rows) => rows.length === 1);
       expect(entry).toMatchObject({ team_id: PLATFORM_TEAM_ID, metadata: { how: 'allowed', clientId: grant.clientId, clientName: 'Test Client', gatewayId: grant.gw.id } });
@@ -245,7 +245,7 @@ describe('OAuth grants (identity service)', () => {
       const gw = gateway(appUrl);
       const base = { context: userContext(person.id), clientId: client_id, redirectUri: REDIRECT, redirectUriSent: true, resource: gw.resource, gatewayId: gw.id, gatewaySlug: gw.slug, personId: person.id, consent: 'allowed' };
       await expect(identity().issueAuthorizationCode({ ...base, codeChallenge: 'short' })).rejects.toMatchObject({ code: 'invalid_request' });
-      await expect(identity().issueAuthorizationCode({ ...base, codeChallenge: pkce().challenge, personId: randomUUID() })).rejects.toMatchObject({ code: 'forbidden' });
+      await expect(identity().issueAuthorizationCode({ ...base, codeChallenge: pkcePair().challenge, personId: randomUUID() })).rejects.toMatchObject({ code: 'forbidden' });
     });
   });
 
@@ -318,7 +318,7 @@ describe('OAuth grants (identity service)', () => {
 
     it('refuses a wrong verifier, redirect URI, client or resource without burning the code', async () => {
       const grant = await authorize();
-      expect((await exchange(grant, { codeVerifier: pkce().verifier })).error?.error).toBe('invalid_grant');
+      expect((await exchange(grant, { codeVerifier: pkcePair().verifier })).error?.error).toBe('invalid_grant');
       expect((await exchange(grant, { redirectUri: 'http://127.0.0.1:33418/callback/' })).error?.error).toBe('invalid_grant');
       expect((await exchange(grant, { clientId: (await register()).client_id })).error?.error).toBe('invalid_grant');
       expect((await exchange(grant, { resource: `${appUrl}/mcp/another` })).error?.error).toBe('invalid_target');
@@ -470,7 +470,7 @@ describe('OAuth grants (identity service)', () => {
     });
 
     it('a suspended person: access tokens invalid and refresh refused at once', async () => {
-      const suspended = await newPerson(admin, 'oauth-suspended');
+      const suspended = await createPerson(admin, 'oauth-suspended');
       const { tokens, clientId, gw } = await connect({ personId: suspended.id });
       expect((await validate(tokens.accessToken, gw.slug)).valid).toBe(true);
       const change = await admin.patch(`/v1/admin/people/${suspended.id}`, { status: 'suspended' }, { 'if-match': `"${suspended.revision}"` });
@@ -482,7 +482,7 @@ describe('OAuth grants (identity service)', () => {
 
   describe('connected apps', () => {
     it("lists a person's connections newest first with paging and lets them disconnect one", async () => {
-      const owner = await newPerson(admin, 'oauth-apps');
+      const owner = await createPerson(admin, 'oauth-apps');
       const first = await connect({ personId: owner.id });
       const second = await connect({ personId: owner.id });
       const third = await connect({ personId: owner.id });
@@ -494,7 +494,7 @@ describe('OAuth grants (identity service)', () => {
       expect(page2.connections.map((c) => c.id)).toEqual([ids[0]]);
       expect(page2.page!.nextCursor).toBe('');
 
-      const stranger = await newPerson(admin, 'oauth-stranger');
+      const stranger = await createPerson(admin, 'oauth-stranger');
       await expect(identity().revokeConnection({ context: userContext(stranger.id), personId: stranger.id, connectionId: ids[1]! })).rejects.toMatchObject({ code: 'not_found' });
       await identity().revokeConnection({ context: userContext(owner.id), personId: owner.id, connectionId: ids[1]! });
       expect((await validate(second.tokens.accessToken, second.gw.slug)).valid).toBe(false);

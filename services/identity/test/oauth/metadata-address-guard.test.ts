@@ -1,7 +1,6 @@
 import type { ServiceClients } from '@platform/runtime';
-import { startTestPlatform, type TestPlatform } from '@platform/test';
+import { grpcClients, startTestPlatform, type TestPlatform } from '@platform/test';
 import { documentFor, startMetadataServer } from './metadata-server';
-import { grpcClients } from './support';
 
 /** Without ALLOWED_INTERNAL_NETWORKS, the address guard refuses a metadata document on a loopback address. */
 describe('client ID metadata documents behind the address guard', () => {
@@ -12,7 +11,7 @@ describe('client ID metadata documents behind the address guard', () => {
   beforeAll(async () => {
     server = await startMetadataServer({ '/good.json': (url) => ({ status: 200, body: documentFor(url) }) });
     platform = await startTestPlatform({ env: { OUTBOUND_EXTRA_CA_FILE: server.caFile } });
-    clients = grpcClients(platform);
+    clients = grpcClients(platform, { deadlineMs: 5000 });
   }, 120_000);
 
   afterAll(async () => {

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { createServiceClients, type ServiceClients } from '@platform/runtime';
-import { startTestPlatform, type TestPlatform } from '@platform/test';
+import type { ServiceClients } from '@platform/runtime';
+import { grpcClients, pkcePair, startTestPlatform, type TestPlatform } from '@platform/test';
 import { documentFor, startMetadataServer } from './metadata-server';
-import { logger, pkce } from './support';
 
 /**
  * Client ID metadata documents fetched over https through the address guard (loopback allowed here through
@@ -30,7 +29,7 @@ describe('client ID metadata documents', () => {
     });
     platform = await startTestPlatform({ env: { ALLOWED_INTERNAL_NETWORKS: '127.0.0.0/8', OUTBOUND_EXTRA_CA_FILE: server.caFile } });
     // A longer deadline than the 5 s fetch limit, so a slow document is the service's refusal, not a call timeout.
-    clients = createServiceClients({ resolveAddress: () => platform.platform.grpcAddress!, deadlineMs: 10_000, logger });
+    clients = grpcClients(platform);
   }, 120_000);
 
   afterAll(async () => {
@@ -117,7 +116,7 @@ describe('client ID metadata documents', () => {
       context: undefined,
       redirectUriSent: true,
       clientId: url,
-      codeChallenge: pkce().challenge,
+      codeChallenge: pkcePair().challenge,
       resource: `https://example.test/mcp/${slug}`,
       gatewayId: randomUUID(),
       gatewaySlug: slug,

@@ -1,5 +1,4 @@
-import { ApiClient, startTestPlatform, type TestPlatform } from '@platform/test';
-import { adminClient, newPerson, PASSWORD, uniqueEmail } from '../auth/support';
+import { adminClient, ApiClient, newPerson, startTestPlatform, TEST_PASSWORD, uniqueEmail, type TestPlatform } from '@platform/test';
 
 /** People administration under /v1/admin/people: callers, If-Match, validation, self-protection, paging. */
 describe('people administration', () => {
@@ -16,16 +15,16 @@ describe('people administration', () => {
 
   it('creates a person with a personal workspace; the email is unique case-insensitively', async () => {
     const email = uniqueEmail('created');
-    const created = await admin.post('/v1/admin/people', { email, displayName: 'Created One', password: PASSWORD, platformRole: 'staff' });
+    const created = await admin.post('/v1/admin/people', { email, displayName: 'Created One', password: TEST_PASSWORD, platformRole: 'staff' });
     expect(created.status).toBe(201);
     expect(created.headers.get('etag')).toBe('"1"');
     expect(created.body.data).toMatchObject({ email, displayName: 'Created One', status: 'active', platformRole: 'staff', lastSignInAt: null, revision: 1 });
-    expect(JSON.stringify(created.body)).not.toContain(PASSWORD);
+    expect(JSON.stringify(created.body)).not.toContain(TEST_PASSWORD);
     const duplicate = await admin.post('/v1/admin/people', { email: email.toUpperCase(), displayName: 'Again' });
     expect(duplicate.status).toBe(409);
 
     const client = new ApiClient(platform);
-    expect((await client.signIn(email, PASSWORD)).status).toBe(200);
+    expect((await client.signIn(email, TEST_PASSWORD)).status).toBe(200);
     expect((await client.get('/v1/me')).body.data.personalTeam.kind).toBe('personal');
     const read = await admin.get(`/v1/admin/people/${created.body.data.id}`);
     expect(read.body.data.lastSignInAt).not.toBeNull();
@@ -87,7 +86,7 @@ describe('people administration', () => {
     expect(reset.status).toBe(200);
     expect(JSON.stringify(reset.body)).not.toContain('a brand new password');
     expect((await person.client.get('/v1/me')).status).toBe(401);
-    expect((await new ApiClient(platform).post('/v1/auth/sign-in', { email: person.email, password: PASSWORD })).status).toBe(401);
+    expect((await new ApiClient(platform).post('/v1/auth/sign-in', { email: person.email, password: TEST_PASSWORD })).status).toBe(401);
     expect((await new ApiClient(platform).signIn(person.email, 'a brand new password')).status).toBe(200);
   });
 
@@ -141,7 +140,7 @@ describe('people administration', () => {
     const suspend = entries.find((e) => e.action === 'person.suspend' && e.targetId === person.id)!;
     expect(suspend.metadata).toMatchObject({ endedSessions: 1 });
     expect(JSON.stringify(entries)).not.toContain(secret);
-    expect(JSON.stringify(entries)).not.toContain(PASSWORD);
+    expect(JSON.stringify(entries)).not.toContain(TEST_PASSWORD);
 
     const signIns = await waitForAudit(`/v1/teams/platform/audit?action=session.sign_in&limit=200`, (list) => list.some((e) => e.targetId === person.id));
     const token = person.client.cookieHeader().split('=')[1]!;

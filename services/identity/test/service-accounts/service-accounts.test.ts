@@ -1,6 +1,6 @@
 import type { Client } from 'pg';
-import { ApiClient, startTestPlatform, type TestPlatform } from '@platform/test';
-import { adminClient, auditEventsOf, databaseOf, keyTablesContain, newPerson, newTeam, type TestPerson } from '../api-keys/support';
+import { adminClient, ApiClient, databaseOf, newPerson, newTeam, startTestPlatform, type TestPerson, type TestPlatform } from '@platform/test';
+import { auditEventsOf, keyTablesContain } from '../api-keys/support';
 
 const FIELDS = [
   'activeKeyCount', 'createdAt', 'createdByName', 'description', 'enabled', 'id', 'lastUsedAt', 'name', 'revision', 'role', 'teamId',

@@ -1,6 +1,6 @@
 import type { Client } from 'pg';
-import { ApiClient, startTestPlatform, type TestPlatform } from '@platform/test';
-import { databaseOf, ifMatch, newPerson, signedInAdmin, uniqueSlug, type TestPerson } from './support';
+import { adminClient, ApiClient, databaseOf, newPerson, startTestPlatform, unique, type TestPerson, type TestPlatform } from '@platform/test';
+import { ifMatch } from './support';
 
 /** Memberships through the real edge: add, change role, remove or leave; owner rules; keys of leavers; audit. */
 describe('team members', () => {
@@ -16,12 +16,12 @@ describe('team members', () => {
 
   beforeAll(async () => {
     platform = await startTestPlatform();
-    admin = await signedInAdmin(platform);
+    admin = await adminClient(platform);
     owner = await newPerson(platform, admin, 'owner');
     teamAdmin = await newPerson(platform, admin, 'teamadmin');
     editor = await newPerson(platform, admin, 'editor');
     outsider = await newPerson(platform, admin, 'outsider');
-    slug = uniqueSlug('crew');
+    slug = unique('crew');
     teamId = (await admin.post('/v1/teams', { slug, name: 'Crew', ownerId: owner.id })).body.data.id;
     expect((await owner.client.post(`/v1/teams/${slug}/members`, { personId: teamAdmin.id, role: 'admin' })).status).toBe(201);
     expect((await teamAdmin.client.post(`/v1/teams/${slug}/members`, { email: editor.email.toUpperCase(), role: 'editor' })).status).toBe(201);

@@ -1,5 +1,5 @@
-import { ApiClient, startTestPlatform, type TestPlatform } from '@platform/test';
-import { ifMatch, newPerson, signedInAdmin, uniqueSlug, type TestPerson } from './support';
+import { adminClient, ApiClient, newPerson, startTestPlatform, unique, type TestPerson, type TestPlatform } from '@platform/test';
+import { ifMatch } from './support';
 
 /** Teams through the real edge: create, list, read by slug and id, rename, archive; who may do each. */
 describe('teams', () => {
@@ -13,12 +13,12 @@ describe('teams', () => {
 
   beforeAll(async () => {
     platform = await startTestPlatform();
-    admin = await signedInAdmin(platform);
+    admin = await adminClient(platform);
     owner = await newPerson(platform, admin, 'owner');
     member = await newPerson(platform, admin, 'member');
     outsider = await newPerson(platform, admin, 'outsider');
     staff = await newPerson(platform, admin, 'staff', 'staff');
-    const created = await admin.post('/v1/teams', { slug: uniqueSlug('acme'), name: 'Acme', ownerId: owner.id });
+    const created = await admin.post('/v1/teams', { slug: unique('acme'), name: 'Acme', ownerId: owner.id });
     expect(created.status).toBe(201);
     team = created.body.data;
     const added = await owner.client.post(`/v1/teams/${team.slug}/members`, { personId: member.id, role: 'member' });
@@ -28,7 +28,7 @@ describe('teams', () => {
   afterAll(() => platform?.stop());
 
   it('creates a team (platform admins only) with its owner, an ETag and kind team', async () => {
-    const slug = uniqueSlug('made');
+    const slug = unique('made');
     const response = await admin.post('/v1/teams', { slug, name: '  Made  ' });
     expect(response.status).toBe(201);
     expect(response.body.data).toMatchObject({ slug, name: 'Made', kind: 'team', archived: false, memberCount: 1, revision: 1 });
@@ -37,8 +37,8 @@ describe('teams', () => {
     const members = await admin.get(`/v1/teams/${slug}/members`);
     expect(members.body.data).toEqual([expect.objectContaining({ role: 'owner', email: expect.stringMatching(/^admin@/) })]);
 
-    expect((await owner.client.post('/v1/teams', { slug: uniqueSlug('nope'), name: 'Nope' })).status).toBe(403);
-    expect((await staff.client.post('/v1/teams', { slug: uniqueSlug('nope'), name: 'Nope' })).status).toBe(403);
+    expect((await owner.client.post('/v1/teams', { slug: unique('nope'), name: 'Nope' })).status).toBe(403);
+    expect((await staff.client.post('/v1/teams', { slug: unique('nope'), name: 'Nope' })).status).toBe(403);
   });
 
   it('refuses a taken slug with 409 and bad input naming the field', async () => {
@@ -51,12 +51,12 @@ describe('teams', () => {
       expect(bad.status).toBe(400);
       expect(bad.body.error.fields.map((f: { field: string }) => f.field)).toContain('slug');
     }
-    const longName = await admin.post('/v1/teams', { slug: uniqueSlug('long'), name: 'x'.repeat(101) });
+    const longName = await admin.post('/v1/teams', { slug: unique('long'), name: 'x'.repeat(101) });
     expect(longName.body.error.fields).toEqual([expect.objectContaining({ field: 'name' })]);
-    const unknown = await admin.post('/v1/teams', { slug: uniqueSlug('extra'), name: 'Extra', kind: 'personal' });
+    const unknown = await admin.post('/v1/teams', { slug: unique('extra'), name: 'Extra', kind: 'personal' });
     expect(unknown.status).toBe(400);
     expect(unknown.body.error.fields).toEqual([{ field: 'kind', problem: 'unknown field' }]);
-    const noOwner = await admin.post('/v1/teams', { slug: uniqueSlug('ghost'), name: 'Ghost', ownerId: '6f9619ff-8b86-4011-b42d-00cf4fc964ff' });
+    const noOwner = await admin.post('/v1/teams', { slug: unique('ghost'), name: 'Ghost', ownerId: '6f9619ff-8b86-4011-b42d-00cf4fc964ff' });
     expect(noOwner.status).toBe(404);
   });
 
@@ -122,7 +122,7 @@ describe('teams', () => {
   });
 
   it('archives and unarchives (owners only); an archived team refuses renames and membership changes', async () => {
-    const slug = uniqueSlug('arch');
+    const slug = unique('arch');
     const created = (await admin.post('/v1/teams', { slug, name: 'Archive me', ownerId: owner.id })).body.data;
     const teamAdmin = await newPerson(platform, admin, 'teamadmin');
     const added = await owner.client.post(`/v1/teams/${slug}/members`, { personId: teamAdmin.id, role: 'admin' });

@@ -218,6 +218,12 @@ info "Redis ready on 127.0.0.1:$REDIS_PORT"
 # ---------------------------------------------------------------------------------------------------
 # Chromium (Debian's package; the e2e page tests drive it with playwright-core, which downloads nothing)
 # ---------------------------------------------------------------------------------------------------
+# openssl makes the self-signed certificates of the https test servers (client metadata documents).
+if ! command -v openssl >/dev/null; then
+  step "installing openssl"
+  apt_install openssl
+fi
+
 if [ ! -x /usr/bin/chromium ]; then
   step "installing Chromium (apt-get install chromium)"
   apt_install chromium

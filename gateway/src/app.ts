@@ -68,6 +68,9 @@ export function createEdgeApp(options: EdgeAppOptions): Express {
 
   const app = express();
   app.disable('x-powered-by');
+  // Resources carry their revision as ETag (route-handler.ts); express's own body-hash ETags would cost a hash per
+  // response and answer 304s nobody asked for.
+  app.set('etag', false);
   if (config.trustProxy !== undefined) app.set('trust proxy', trustProxySetting(config.trustProxy));
 
   app.use(requestIdMiddleware);

@@ -144,3 +144,12 @@ describe('ops endpoints on the edge', () => {
     expect(text).not.toContain('metrics-team');
   });
 });
+
+describe('ETags', () => {
+  it('sends an ETag only for a resource revision, never a body hash (so no unasked-for 304s)', async () => {
+    const health = await fetch(edge.url('/healthz'));
+    expect(health.headers.get('etag')).toBeNull();
+    const again = await fetch(edge.url('/healthz'), { headers: { 'if-none-match': '*' } });
+    expect(again.status).toBe(200);
+  });
+});

@@ -2,13 +2,16 @@ import { randomUUID } from 'node:crypto';
 import type { Client } from 'pg';
 import { ActorKind } from '@platform/proto/gen/platform/common/v1/common';
 import type { ServiceClients } from '@platform/runtime';
-import { adminClient, createPerson, databaseOf, eventually, grpcClients, pkcePair, startTestPlatform, type ApiClient, type TestPlatform } from '@platform/test';
+import { adminClient, createPerson, databaseOf, describeWith, eventually, grpcClients, pkcePair, startTestPlatform, type ApiClient, type TestPlatform } from '@platform/test';
 import { auditEntries, gateway, PLATFORM_TEAM_ID } from './support';
 
 const REDIRECT = 'http://127.0.0.1:33418/callback';
 
-/** The authorization server's state and rules over real gRPC: registration, codes, tokens, revocation, connections. */
-describe('OAuth grants (identity service)', () => {
+/**
+ * The authorization server's state and rules over real gRPC: registration, codes, tokens, revocation, connections.
+ * Moves clocks back with SQL, so it needs real Postgres (always there under CI; skipped on a laptop without it).
+ */
+describeWith('postgres', 'OAuth grants (identity service)', () => {
   let platform: TestPlatform;
   let admin: ApiClient;
   let clients: ServiceClients;

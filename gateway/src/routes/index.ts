@@ -8,6 +8,7 @@ import { auditRoutes } from './audit';
 import { gatewayRoutes } from './gateways';
 import { authRoutes } from './auth';
 import { maintenanceRoutes } from './maintenance';
+import { mcpServerRoutes } from './mcp-servers';
 import { peopleRoutes } from './people';
 import { serviceAccountRoutes } from './service-accounts';
 import { teamRoutes } from './teams';
@@ -23,6 +24,7 @@ export function v1Routes(deps: EdgeDeps): AnyRouteDefinition[] {
     ...auditRoutes(deps),
     ...maintenanceRoutes(deps),
     ...gatewayRoutes(deps),
+    ...mcpServerRoutes(deps),
     ...oauthRoutes(deps),
   ];
 }

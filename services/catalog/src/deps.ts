@@ -1,4 +1,4 @@
-import type { Cache, Database, Logger, PlatformConfig, ServiceClients } from '@platform/runtime';
+import type { Cache, Database, Logger, PlatformConfig, Secrets, ServiceClients } from '@platform/runtime';
 
 /** What the catalog service's domain and store functions work with. */
 export interface CatalogDeps {
@@ -6,6 +6,8 @@ export interface CatalogDeps {
   cache: Cache;
   logger: Logger;
   config: PlatformConfig;
+  /** Seals upstream credentials at rest (secretBox). */
+  secrets: Secrets;
   /** Other services over gRPC: people, teams and memberships are identity's, asked through `clients.identity`. */
   clients: ServiceClients;
 }

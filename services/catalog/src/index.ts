@@ -15,6 +15,7 @@ export const catalogService = defineService({
       cache: context.cache,
       logger: context.logger,
       config: context.config,
+      secrets: context.secrets,
       clients: context.clients,
     };
     return { handlers: createCatalogServiceHandlers(deps) };

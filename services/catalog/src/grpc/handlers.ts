@@ -2,6 +2,7 @@ import { invalidatingAuthentication, readServiceStatus, type AsyncServiceImpleme
 import type { CatalogServiceServer } from '@platform/proto/gen/platform/catalog/v1/catalog';
 import type { CatalogDeps } from '../deps';
 import { gatewayHandlers } from './gateways';
+import { mcpServerHandlers } from './mcp-servers';
 
 /**
  * gRPC handlers of the catalog service, one file per area; they translate messages to domain calls and back.
@@ -15,8 +16,9 @@ export function createCatalogServiceHandlers(deps: CatalogDeps): AsyncServiceImp
     {
       getServiceStatus: () => readServiceStatus('catalog', deps.db),
       ...gatewayHandlers(deps),
+      ...mcpServerHandlers(deps),
     },
-    ['createGateway'],
+    ['createGateway', 'createMcpServer'],
   );
 }
 

@@ -71,6 +71,98 @@ export interface CheckGatewayAccessResponse {
   gateway?: Gateway | undefined;
 }
 
+/**
+ * A team-owned MCP server. The upstream credential is write-only: only has_auth and its last 4 characters leave
+ * the service.
+ */
+export interface McpServer {
+  id: string;
+  teamId: string;
+  /** Unique within the team. */
+  slug: string;
+  name: string;
+  description: string;
+  url: string;
+  /** 'streamable-http' or 'sse'. */
+  transport: string;
+  /** Empty when the server has no credential. */
+  authHeaderName: string;
+  hasAuth: boolean;
+  authValueHint: string;
+  timeoutSeconds: number;
+  enabled: boolean;
+  sendIdentity: boolean;
+  capturePayloads: boolean;
+  /** 'draft' until publishing arrives. */
+  publishState: string;
+  revision: string;
+  createdAt?: string | undefined;
+  updatedAt?: string | undefined;
+}
+
+export interface CreateMcpServerRequest {
+  context?: RequestContext | undefined;
+  teamId: string;
+  slug: string;
+  name: string;
+  description: string;
+  url: string;
+  /** Empty means 'streamable-http'. */
+  transport: string;
+  /** Empty means 'Authorization' when auth_value is given. */
+  authHeaderName: string;
+  /** Empty means no credential. */
+  authValue: string;
+  /** 0 means 30. */
+  timeoutSeconds: number;
+  enabled: boolean;
+  sendIdentity: boolean;
+  capturePayloads: boolean;
+}
+
+export interface ListMcpServersRequest {
+  teamId: string;
+  page?: PageRequest | undefined;
+}
+
+export interface ListMcpServersResponse {
+  servers: McpServer[];
+  page?: PageInfo | undefined;
+}
+
+export interface GetMcpServerRequest {
+  teamId: string;
+  serverId: string;
+}
+
+/** Absent fields are unchanged. auth_value absent keeps the stored credential; empty removes it. */
+export interface UpdateMcpServerRequest {
+  context?: RequestContext | undefined;
+  teamId: string;
+  serverId: string;
+  expectedRevision: string;
+  slug?: string | undefined;
+  name?: string | undefined;
+  description?: string | undefined;
+  url?: string | undefined;
+  transport?: string | undefined;
+  authHeaderName?: string | undefined;
+  authValue?: string | undefined;
+  timeoutSeconds?: number | undefined;
+  enabled?: boolean | undefined;
+  sendIdentity?: boolean | undefined;
+  capturePayloads?: boolean | undefined;
+}
+
+export interface DeleteMcpServerRequest {
+  context?: RequestContext | undefined;
+  teamId: string;
+  serverId: string;
+}
+
+export interface DeleteMcpServerResponse {
+}
+
 function createBaseGetServiceStatusRequest(): GetServiceStatusRequest {
   return {};
 }
@@ -816,6 +908,1355 @@ export const CheckGatewayAccessResponse: MessageFns<CheckGatewayAccessResponse> 
   },
 };
 
+function createBaseMcpServer(): McpServer {
+  return {
+    id: "",
+    teamId: "",
+    slug: "",
+    name: "",
+    description: "",
+    url: "",
+    transport: "",
+    authHeaderName: "",
+    hasAuth: false,
+    authValueHint: "",
+    timeoutSeconds: 0,
+    enabled: false,
+    sendIdentity: false,
+    capturePayloads: false,
+    publishState: "",
+    revision: "0",
+    createdAt: undefined,
+    updatedAt: undefined,
+  };
+}
+
+export const McpServer: MessageFns<McpServer> = {
+  encode(message: McpServer, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.teamId !== "") {
+      writer.uint32(18).string(message.teamId);
+    }
+    if (message.slug !== "") {
+      writer.uint32(26).string(message.slug);
+    }
+    if (message.name !== "") {
+      writer.uint32(34).string(message.name);
+    }
+    if (message.description !== "") {
+      writer.uint32(42).string(message.description);
+    }
+    if (message.url !== "") {
+      writer.uint32(50).string(message.url);
+    }
+    if (message.transport !== "") {
+      writer.uint32(58).string(message.transport);
+    }
+    if (message.authHeaderName !== "") {
+      writer.uint32(66).string(message.authHeaderName);
+    }
+    if (message.hasAuth !== false) {
+      writer.uint32(72).bool(message.hasAuth);
+    }
+    if (message.authValueHint !== "") {
+      writer.uint32(82).string(message.authValueHint);
+    }
+    if (message.timeoutSeconds !== 0) {
+      writer.uint32(88).int32(message.timeoutSeconds);
+    }
+    if (message.enabled !== false) {
+      writer.uint32(96).bool(message.enabled);
+    }
+    if (message.sendIdentity !== false) {
+      writer.uint32(104).bool(message.sendIdentity);
+    }
+    if (message.capturePayloads !== false) {
+      writer.uint32(112).bool(message.capturePayloads);
+    }
+    if (message.publishState !== "") {
+      writer.uint32(122).string(message.publishState);
+    }
+    if (message.revision !== "0") {
+      writer.uint32(128).int64(message.revision);
+    }
+    if (message.createdAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.createdAt), writer.uint32(138).fork()).join();
+    }
+    if (message.updatedAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.updatedAt), writer.uint32(146).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): McpServer {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseMcpServer();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.teamId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.slug = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.description = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.url = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.transport = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.authHeaderName = reader.string();
+            continue;
+          }
+          case 9: {
+            if (tag !== 72) {
+              break;
+            }
+
+            message.hasAuth = reader.bool();
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.authValueHint = reader.string();
+            continue;
+          }
+          case 11: {
+            if (tag !== 88) {
+              break;
+            }
+
+            message.timeoutSeconds = reader.int32();
+            continue;
+          }
+          case 12: {
+            if (tag !== 96) {
+              break;
+            }
+
+            message.enabled = reader.bool();
+            continue;
+          }
+          case 13: {
+            if (tag !== 104) {
+              break;
+            }
+
+            message.sendIdentity = reader.bool();
+            continue;
+          }
+          case 14: {
+            if (tag !== 112) {
+              break;
+            }
+
+            message.capturePayloads = reader.bool();
+            continue;
+          }
+          case 15: {
+            if (tag !== 122) {
+              break;
+            }
+
+            message.publishState = reader.string();
+            continue;
+          }
+          case 16: {
+            if (tag !== 128) {
+              break;
+            }
+
+            message.revision = reader.int64().toString();
+            continue;
+          }
+          case 17: {
+            if (tag !== 138) {
+              break;
+            }
+
+            message.createdAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 18: {
+            if (tag !== 146) {
+              break;
+            }
+
+            message.updatedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): McpServer {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      teamId: isSet(object.teamId)
+        ? globalThis.String(object.teamId)
+        : isSet(object.team_id)
+        ? globalThis.String(object.team_id)
+        : "",
+      slug: isSet(object.slug) ? globalThis.String(object.slug) : "",
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      description: isSet(object.description) ? globalThis.String(object.description) : "",
+      url: isSet(object.url) ? globalThis.String(object.url) : "",
+      transport: isSet(object.transport) ? globalThis.String(object.transport) : "",
+      authHeaderName: isSet(object.authHeaderName)
+        ? globalThis.String(object.authHeaderName)
+        : isSet(object.auth_header_name)
+        ? globalThis.String(object.auth_header_name)
+        : "",
+      hasAuth: isSet(object.hasAuth)
+        ? globalThis.Boolean(object.hasAuth)
+        : isSet(object.has_auth)
+        ? globalThis.Boolean(object.has_auth)
+        : false,
+      authValueHint: isSet(object.authValueHint)
+        ? globalThis.String(object.authValueHint)
+        : isSet(object.auth_value_hint)
+        ? globalThis.String(object.auth_value_hint)
+        : "",
+      timeoutSeconds: isSet(object.timeoutSeconds)
+        ? globalThis.Number(object.timeoutSeconds)
+        : isSet(object.timeout_seconds)
+        ? globalThis.Number(object.timeout_seconds)
+        : 0,
+      enabled: isSet(object.enabled) ? globalThis.Boolean(object.enabled) : false,
+      sendIdentity: isSet(object.sendIdentity)
+        ? globalThis.Boolean(object.sendIdentity)
+        : isSet(object.send_identity)
+        ? globalThis.Boolean(object.send_identity)
+        : false,
+      capturePayloads: isSet(object.capturePayloads)
+        ? globalThis.Boolean(object.capturePayloads)
+        : isSet(object.capture_payloads)
+        ? globalThis.Boolean(object.capture_payloads)
+        : false,
+      publishState: isSet(object.publishState)
+        ? globalThis.String(object.publishState)
+        : isSet(object.publish_state)
+        ? globalThis.String(object.publish_state)
+        : "",
+      revision: isSet(object.revision) ? globalThis.String(object.revision) : "0",
+      createdAt: isSet(object.createdAt)
+        ? globalThis.String(object.createdAt)
+        : isSet(object.created_at)
+        ? globalThis.String(object.created_at)
+        : undefined,
+      updatedAt: isSet(object.updatedAt)
+        ? globalThis.String(object.updatedAt)
+        : isSet(object.updated_at)
+        ? globalThis.String(object.updated_at)
+        : undefined,
+    };
+  },
+
+  toJSON(message: McpServer): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.teamId !== "") {
+      obj.teamId = message.teamId;
+    }
+    if (message.slug !== "") {
+      obj.slug = message.slug;
+    }
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.description !== "") {
+      obj.description = message.description;
+    }
+    if (message.url !== "") {
+      obj.url = message.url;
+    }
+    if (message.transport !== "") {
+      obj.transport = message.transport;
+    }
+    if (message.authHeaderName !== "") {
+      obj.authHeaderName = message.authHeaderName;
+    }
+    if (message.hasAuth !== false) {
+      obj.hasAuth = message.hasAuth;
+    }
+    if (message.authValueHint !== "") {
+      obj.authValueHint = message.authValueHint;
+    }
+    if (message.timeoutSeconds !== 0) {
+      obj.timeoutSeconds = Math.round(message.timeoutSeconds);
+    }
+    if (message.enabled !== false) {
+      obj.enabled = message.enabled;
+    }
+    if (message.sendIdentity !== false) {
+      obj.sendIdentity = message.sendIdentity;
+    }
+    if (message.capturePayloads !== false) {
+      obj.capturePayloads = message.capturePayloads;
+    }
+    if (message.publishState !== "") {
+      obj.publishState = message.publishState;
+    }
+    if (message.revision !== "0") {
+      obj.revision = message.revision;
+    }
+    if (message.createdAt !== undefined) {
+      obj.createdAt = message.createdAt;
+    }
+    if (message.updatedAt !== undefined) {
+      obj.updatedAt = message.updatedAt;
+    }
+    return obj;
+  },
+};
+
+function createBaseCreateMcpServerRequest(): CreateMcpServerRequest {
+  return {
+    context: undefined,
+    teamId: "",
+    slug: "",
+    name: "",
+    description: "",
+    url: "",
+    transport: "",
+    authHeaderName: "",
+    authValue: "",
+    timeoutSeconds: 0,
+    enabled: false,
+    sendIdentity: false,
+    capturePayloads: false,
+  };
+}
+
+export const CreateMcpServerRequest: MessageFns<CreateMcpServerRequest> = {
+  encode(message: CreateMcpServerRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.context !== undefined) {
+      RequestContext.encode(message.context, writer.uint32(10).fork()).join();
+    }
+    if (message.teamId !== "") {
+      writer.uint32(18).string(message.teamId);
+    }
+    if (message.slug !== "") {
+      writer.uint32(26).string(message.slug);
+    }
+    if (message.name !== "") {
+      writer.uint32(34).string(message.name);
+    }
+    if (message.description !== "") {
+      writer.uint32(42).string(message.description);
+    }
+    if (message.url !== "") {
+      writer.uint32(50).string(message.url);
+    }
+    if (message.transport !== "") {
+      writer.uint32(58).string(message.transport);
+    }
+    if (message.authHeaderName !== "") {
+      writer.uint32(66).string(message.authHeaderName);
+    }
+    if (message.authValue !== "") {
+      writer.uint32(74).string(message.authValue);
+    }
+    if (message.timeoutSeconds !== 0) {
+      writer.uint32(80).int32(message.timeoutSeconds);
+    }
+    if (message.enabled !== false) {
+      writer.uint32(88).bool(message.enabled);
+    }
+    if (message.sendIdentity !== false) {
+      writer.uint32(96).bool(message.sendIdentity);
+    }
+    if (message.capturePayloads !== false) {
+      writer.uint32(104).bool(message.capturePayloads);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CreateMcpServerRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCreateMcpServerRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.context = RequestContext.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.teamId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.slug = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.description = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.url = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.transport = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.authHeaderName = reader.string();
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.authValue = reader.string();
+            continue;
+          }
+          case 10: {
+            if (tag !== 80) {
+              break;
+            }
+
+            message.timeoutSeconds = reader.int32();
+            continue;
+          }
+          case 11: {
+            if (tag !== 88) {
+              break;
+            }
+
+            message.enabled = reader.bool();
+            continue;
+          }
+          case 12: {
+            if (tag !== 96) {
+              break;
+            }
+
+            message.sendIdentity = reader.bool();
+            continue;
+          }
+          case 13: {
+            if (tag !== 104) {
+              break;
+            }
+
+            message.capturePayloads = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CreateMcpServerRequest {
+    return {
+      context: isSet(object.context) ? RequestContext.fromJSON(object.context) : undefined,
+      teamId: isSet(object.teamId)
+        ? globalThis.String(object.teamId)
+        : isSet(object.team_id)
+        ? globalThis.String(object.team_id)
+        : "",
+      slug: isSet(object.slug) ? globalThis.String(object.slug) : "",
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      description: isSet(object.description) ? globalThis.String(object.description) : "",
+      url: isSet(object.url) ? globalThis.String(object.url) : "",
+      transport: isSet(object.transport) ? globalThis.String(object.transport) : "",
+      authHeaderName: isSet(object.authHeaderName)
+        ? globalThis.String(object.authHeaderName)
+        : isSet(object.auth_header_name)
+        ? globalThis.String(object.auth_header_name)
+        : "",
+      authValue: isSet(object.authValue)
+        ? globalThis.String(object.authValue)
+        : isSet(object.auth_value)
+        ? globalThis.String(object.auth_value)
+        : "",
+      timeoutSeconds: isSet(object.timeoutSeconds)
+        ? globalThis.Number(object.timeoutSeconds)
+        : isSet(object.timeout_seconds)
+        ? globalThis.Number(object.timeout_seconds)
+        : 0,
+      enabled: isSet(object.enabled) ? globalThis.Boolean(object.enabled) : false,
+      sendIdentity: isSet(object.sendIdentity)
+        ? globalThis.Boolean(object.sendIdentity)
+        : isSet(object.send_identity)
+        ? globalThis.Boolean(object.send_identity)
+        : false,
+      capturePayloads: isSet(object.capturePayloads)
+        ? globalThis.Boolean(object.capturePayloads)
+        : isSet(object.capture_payloads)
+        ? globalThis.Boolean(object.capture_payloads)
+        : false,
+    };
+  },
+
+  toJSON(message: CreateMcpServerRequest): unknown {
+    const obj: any = {};
+    if (message.context !== undefined) {
+      obj.context = RequestContext.toJSON(message.context);
+    }
+    if (message.teamId !== "") {
+      obj.teamId = message.teamId;
+    }
+    if (message.slug !== "") {
+      obj.slug = message.slug;
+    }
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.description !== "") {
+      obj.description = message.description;
+    }
+    if (message.url !== "") {
+      obj.url = message.url;
+    }
+    if (message.transport !== "") {
+      obj.transport = message.transport;
+    }
+    if (message.authHeaderName !== "") {
+      obj.authHeaderName = message.authHeaderName;
+    }
+    if (message.authValue !== "") {
+      obj.authValue = message.authValue;
+    }
+    if (message.timeoutSeconds !== 0) {
+      obj.timeoutSeconds = Math.round(message.timeoutSeconds);
+    }
+    if (message.enabled !== false) {
+      obj.enabled = message.enabled;
+    }
+    if (message.sendIdentity !== false) {
+      obj.sendIdentity = message.sendIdentity;
+    }
+    if (message.capturePayloads !== false) {
+      obj.capturePayloads = message.capturePayloads;
+    }
+    return obj;
+  },
+};
+
+function createBaseListMcpServersRequest(): ListMcpServersRequest {
+  return { teamId: "", page: undefined };
+}
+
+export const ListMcpServersRequest: MessageFns<ListMcpServersRequest> = {
+  encode(message: ListMcpServersRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.teamId !== "") {
+      writer.uint32(10).string(message.teamId);
+    }
+    if (message.page !== undefined) {
+      PageRequest.encode(message.page, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListMcpServersRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListMcpServersRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.teamId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.page = PageRequest.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListMcpServersRequest {
+    return {
+      teamId: isSet(object.teamId)
+        ? globalThis.String(object.teamId)
+        : isSet(object.team_id)
+        ? globalThis.String(object.team_id)
+        : "",
+      page: isSet(object.page) ? PageRequest.fromJSON(object.page) : undefined,
+    };
+  },
+
+  toJSON(message: ListMcpServersRequest): unknown {
+    const obj: any = {};
+    if (message.teamId !== "") {
+      obj.teamId = message.teamId;
+    }
+    if (message.page !== undefined) {
+      obj.page = PageRequest.toJSON(message.page);
+    }
+    return obj;
+  },
+};
+
+function createBaseListMcpServersResponse(): ListMcpServersResponse {
+  return { servers: [], page: undefined };
+}
+
+export const ListMcpServersResponse: MessageFns<ListMcpServersResponse> = {
+  encode(message: ListMcpServersResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.servers) {
+      McpServer.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.page !== undefined) {
+      PageInfo.encode(message.page, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListMcpServersResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListMcpServersResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.servers.push(McpServer.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.page = PageInfo.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListMcpServersResponse {
+    return {
+      servers: globalThis.Array.isArray(object?.servers) ? object.servers.map((e: any) => McpServer.fromJSON(e)) : [],
+      page: isSet(object.page) ? PageInfo.fromJSON(object.page) : undefined,
+    };
+  },
+
+  toJSON(message: ListMcpServersResponse): unknown {
+    const obj: any = {};
+    if (message.servers?.length) {
+      obj.servers = message.servers.map((e) => McpServer.toJSON(e));
+    }
+    if (message.page !== undefined) {
+      obj.page = PageInfo.toJSON(message.page);
+    }
+    return obj;
+  },
+};
+
+function createBaseGetMcpServerRequest(): GetMcpServerRequest {
+  return { teamId: "", serverId: "" };
+}
+
+export const GetMcpServerRequest: MessageFns<GetMcpServerRequest> = {
+  encode(message: GetMcpServerRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.teamId !== "") {
+      writer.uint32(10).string(message.teamId);
+    }
+    if (message.serverId !== "") {
+      writer.uint32(18).string(message.serverId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetMcpServerRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetMcpServerRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.teamId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.serverId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetMcpServerRequest {
+    return {
+      teamId: isSet(object.teamId)
+        ? globalThis.String(object.teamId)
+        : isSet(object.team_id)
+        ? globalThis.String(object.team_id)
+        : "",
+      serverId: isSet(object.serverId)
+        ? globalThis.String(object.serverId)
+        : isSet(object.server_id)
+        ? globalThis.String(object.server_id)
+        : "",
+    };
+  },
+
+  toJSON(message: GetMcpServerRequest): unknown {
+    const obj: any = {};
+    if (message.teamId !== "") {
+      obj.teamId = message.teamId;
+    }
+    if (message.serverId !== "") {
+      obj.serverId = message.serverId;
+    }
+    return obj;
+  },
+};
+
+function createBaseUpdateMcpServerRequest(): UpdateMcpServerRequest {
+  return {
+    context: undefined,
+    teamId: "",
+    serverId: "",
+    expectedRevision: "0",
+    slug: undefined,
+    name: undefined,
+    description: undefined,
+    url: undefined,
+    transport: undefined,
+    authHeaderName: undefined,
+    authValue: undefined,
+    timeoutSeconds: undefined,
+    enabled: undefined,
+    sendIdentity: undefined,
+    capturePayloads: undefined,
+  };
+}
+
+export const UpdateMcpServerRequest: MessageFns<UpdateMcpServerRequest> = {
+  encode(message: UpdateMcpServerRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.context !== undefined) {
+      RequestContext.encode(message.context, writer.uint32(10).fork()).join();
+    }
+    if (message.teamId !== "") {
+      writer.uint32(18).string(message.teamId);
+    }
+    if (message.serverId !== "") {
+      writer.uint32(26).string(message.serverId);
+    }
+    if (message.expectedRevision !== "0") {
+      writer.uint32(32).int64(message.expectedRevision);
+    }
+    if (message.slug !== undefined) {
+      writer.uint32(42).string(message.slug);
+    }
+    if (message.name !== undefined) {
+      writer.uint32(50).string(message.name);
+    }
+    if (message.description !== undefined) {
+      writer.uint32(58).string(message.description);
+    }
+    if (message.url !== undefined) {
+      writer.uint32(66).string(message.url);
+    }
+    if (message.transport !== undefined) {
+      writer.uint32(74).string(message.transport);
+    }
+    if (message.authHeaderName !== undefined) {
+      writer.uint32(82).string(message.authHeaderName);
+    }
+    if (message.authValue !== undefined) {
+      writer.uint32(90).string(message.authValue);
+    }
+    if (message.timeoutSeconds !== undefined) {
+      writer.uint32(96).int32(message.timeoutSeconds);
+    }
+    if (message.enabled !== undefined) {
+      writer.uint32(104).bool(message.enabled);
+    }
+    if (message.sendIdentity !== undefined) {
+      writer.uint32(112).bool(message.sendIdentity);
+    }
+    if (message.capturePayloads !== undefined) {
+      writer.uint32(120).bool(message.capturePayloads);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): UpdateMcpServerRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseUpdateMcpServerRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.context = RequestContext.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.teamId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.serverId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.expectedRevision = reader.int64().toString();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.slug = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.description = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.url = reader.string();
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.transport = reader.string();
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.authHeaderName = reader.string();
+            continue;
+          }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.authValue = reader.string();
+            continue;
+          }
+          case 12: {
+            if (tag !== 96) {
+              break;
+            }
+
+            message.timeoutSeconds = reader.int32();
+            continue;
+          }
+          case 13: {
+            if (tag !== 104) {
+              break;
+            }
+
+            message.enabled = reader.bool();
+            continue;
+          }
+          case 14: {
+            if (tag !== 112) {
+              break;
+            }
+
+            message.sendIdentity = reader.bool();
+            continue;
+          }
+          case 15: {
+            if (tag !== 120) {
+              break;
+            }
+
+            message.capturePayloads = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): UpdateMcpServerRequest {
+    return {
+      context: isSet(object.context) ? RequestContext.fromJSON(object.context) : undefined,
+      teamId: isSet(object.teamId)
+        ? globalThis.String(object.teamId)
+        : isSet(object.team_id)
+        ? globalThis.String(object.team_id)
+        : "",
+      serverId: isSet(object.serverId)
+        ? globalThis.String(object.serverId)
+        : isSet(object.server_id)
+        ? globalThis.String(object.server_id)
+        : "",
+      expectedRevision: isSet(object.expectedRevision)
+        ? globalThis.String(object.expectedRevision)
+        : isSet(object.expected_revision)
+        ? globalThis.String(object.expected_revision)
+        : "0",
+      slug: isSet(object.slug) ? globalThis.String(object.slug) : undefined,
+      name: isSet(object.name) ? globalThis.String(object.name) : undefined,
+      description: isSet(object.description) ? globalThis.String(object.description) : undefined,
+      url: isSet(object.url) ? globalThis.String(object.url) : undefined,
+      transport: isSet(object.transport) ? globalThis.String(object.transport) : undefined,
+      authHeaderName: isSet(object.authHeaderName)
+        ? globalThis.String(object.authHeaderName)
+        : isSet(object.auth_header_name)
+        ? globalThis.String(object.auth_header_name)
+        : undefined,
+      authValue: isSet(object.authValue)
+        ? globalThis.String(object.authValue)
+        : isSet(object.auth_value)
+        ? globalThis.String(object.auth_value)
+        : undefined,
+      timeoutSeconds: isSet(object.timeoutSeconds)
+        ? globalThis.Number(object.timeoutSeconds)
+        : isSet(object.timeout_seconds)
+        ? globalThis.Number(object.timeout_seconds)
+        : undefined,
+      enabled: isSet(object.enabled) ? globalThis.Boolean(object.enabled) : undefined,
+      sendIdentity: isSet(object.sendIdentity)
+        ? globalThis.Boolean(object.sendIdentity)
+        : isSet(object.send_identity)
+        ? globalThis.Boolean(object.send_identity)
+        : undefined,
+      capturePayloads: isSet(object.capturePayloads)
+        ? globalThis.Boolean(object.capturePayloads)
+        : isSet(object.capture_payloads)
+        ? globalThis.Boolean(object.capture_payloads)
+        : undefined,
+    };
+  },
+
+  toJSON(message: UpdateMcpServerRequest): unknown {
+    const obj: any = {};
+    if (message.context !== undefined) {
+      obj.context = RequestContext.toJSON(message.context);
+    }
+    if (message.teamId !== "") {
+      obj.teamId = message.teamId;
+    }
+    if (message.serverId !== "") {
+      obj.serverId = message.serverId;
+    }
+    if (message.expectedRevision !== "0") {
+      obj.expectedRevision = message.expectedRevision;
+    }
+    if (message.slug !== undefined) {
+      obj.slug = message.slug;
+    }
+    if (message.name !== undefined) {
+      obj.name = message.name;
+    }
+    if (message.description !== undefined) {
+      obj.description = message.description;
+    }
+    if (message.url !== undefined) {
+      obj.url = message.url;
+    }
+    if (message.transport !== undefined) {
+      obj.transport = message.transport;
+    }
+    if (message.authHeaderName !== undefined) {
+      obj.authHeaderName = message.authHeaderName;
+    }
+    if (message.authValue !== undefined) {
+      obj.authValue = message.authValue;
+    }
+    if (message.timeoutSeconds !== undefined) {
+      obj.timeoutSeconds = Math.round(message.timeoutSeconds);
+    }
+    if (message.enabled !== undefined) {
+      obj.enabled = message.enabled;
+    }
+    if (message.sendIdentity !== undefined) {
+      obj.sendIdentity = message.sendIdentity;
+    }
+    if (message.capturePayloads !== undefined) {
+      obj.capturePayloads = message.capturePayloads;
+    }
+    return obj;
+  },
+};
+
+function createBaseDeleteMcpServerRequest(): DeleteMcpServerRequest {
+  return { context: undefined, teamId: "", serverId: "" };
+}
+
+export const DeleteMcpServerRequest: MessageFns<DeleteMcpServerRequest> = {
+  encode(message: DeleteMcpServerRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.context !== undefined) {
+      RequestContext.encode(message.context, writer.uint32(10).fork()).join();
+    }
+    if (message.teamId !== "") {
+      writer.uint32(18).string(message.teamId);
+    }
+    if (message.serverId !== "") {
+      writer.uint32(26).string(message.serverId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeleteMcpServerRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeleteMcpServerRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.context = RequestContext.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.teamId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.serverId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DeleteMcpServerRequest {
+    return {
+      context: isSet(object.context) ? RequestContext.fromJSON(object.context) : undefined,
+      teamId: isSet(object.teamId)
+        ? globalThis.String(object.teamId)
+        : isSet(object.team_id)
+        ? globalThis.String(object.team_id)
+        : "",
+      serverId: isSet(object.serverId)
+        ? globalThis.String(object.serverId)
+        : isSet(object.server_id)
+        ? globalThis.String(object.server_id)
+        : "",
+    };
+  },
+
+  toJSON(message: DeleteMcpServerRequest): unknown {
+    const obj: any = {};
+    if (message.context !== undefined) {
+      obj.context = RequestContext.toJSON(message.context);
+    }
+    if (message.teamId !== "") {
+      obj.teamId = message.teamId;
+    }
+    if (message.serverId !== "") {
+      obj.serverId = message.serverId;
+    }
+    return obj;
+  },
+};
+
+function createBaseDeleteMcpServerResponse(): DeleteMcpServerResponse {
+  return {};
+}
+
+export const DeleteMcpServerResponse: MessageFns<DeleteMcpServerResponse> = {
+  encode(_: DeleteMcpServerResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeleteMcpServerResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeleteMcpServerResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): DeleteMcpServerResponse {
+    return {};
+  },
+
+  toJSON(_: DeleteMcpServerResponse): unknown {
+    const obj: any = {};
+    return obj;
+  },
+};
+
 export type CatalogServiceService = typeof CatalogServiceService;
 export const CatalogServiceService = {
   /** Reports the running service's name, version and applied schema version. */
@@ -873,6 +2314,58 @@ export const CatalogServiceService = {
       Buffer.from(CheckGatewayAccessResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): CheckGatewayAccessResponse => CheckGatewayAccessResponse.decode(value),
   },
+  /** MCP servers: a team's registered upstream servers (records only; discovery and publishing come later). */
+  createMcpServer: {
+    path: "/platform.catalog.v1.CatalogService/CreateMcpServer" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: CreateMcpServerRequest): Buffer =>
+      Buffer.from(CreateMcpServerRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): CreateMcpServerRequest => CreateMcpServerRequest.decode(value),
+    responseSerialize: (value: McpServer): Buffer => Buffer.from(McpServer.encode(value).finish()),
+    responseDeserialize: (value: Buffer): McpServer => McpServer.decode(value),
+  },
+  listMcpServers: {
+    path: "/platform.catalog.v1.CatalogService/ListMcpServers" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListMcpServersRequest): Buffer =>
+      Buffer.from(ListMcpServersRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListMcpServersRequest => ListMcpServersRequest.decode(value),
+    responseSerialize: (value: ListMcpServersResponse): Buffer =>
+      Buffer.from(ListMcpServersResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListMcpServersResponse => ListMcpServersResponse.decode(value),
+  },
+  getMcpServer: {
+    path: "/platform.catalog.v1.CatalogService/GetMcpServer" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetMcpServerRequest): Buffer => Buffer.from(GetMcpServerRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetMcpServerRequest => GetMcpServerRequest.decode(value),
+    responseSerialize: (value: McpServer): Buffer => Buffer.from(McpServer.encode(value).finish()),
+    responseDeserialize: (value: Buffer): McpServer => McpServer.decode(value),
+  },
+  updateMcpServer: {
+    path: "/platform.catalog.v1.CatalogService/UpdateMcpServer" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: UpdateMcpServerRequest): Buffer =>
+      Buffer.from(UpdateMcpServerRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): UpdateMcpServerRequest => UpdateMcpServerRequest.decode(value),
+    responseSerialize: (value: McpServer): Buffer => Buffer.from(McpServer.encode(value).finish()),
+    responseDeserialize: (value: Buffer): McpServer => McpServer.decode(value),
+  },
+  deleteMcpServer: {
+    path: "/platform.catalog.v1.CatalogService/DeleteMcpServer" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: DeleteMcpServerRequest): Buffer =>
+      Buffer.from(DeleteMcpServerRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): DeleteMcpServerRequest => DeleteMcpServerRequest.decode(value),
+    responseSerialize: (value: DeleteMcpServerResponse): Buffer =>
+      Buffer.from(DeleteMcpServerResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): DeleteMcpServerResponse => DeleteMcpServerResponse.decode(value),
+  },
 } as const;
 
 export interface CatalogServiceServer extends UntypedServiceImplementation {
@@ -887,6 +2380,12 @@ export interface CatalogServiceServer extends UntypedServiceImplementation {
    * allowed = false, indistinguishably (OAuth authorize rule 8; /mcp access checks).
    */
   checkGatewayAccess: handleUnaryCall<CheckGatewayAccessRequest, CheckGatewayAccessResponse>;
+  /** MCP servers: a team's registered upstream servers (records only; discovery and publishing come later). */
+  createMcpServer: handleUnaryCall<CreateMcpServerRequest, McpServer>;
+  listMcpServers: handleUnaryCall<ListMcpServersRequest, ListMcpServersResponse>;
+  getMcpServer: handleUnaryCall<GetMcpServerRequest, McpServer>;
+  updateMcpServer: handleUnaryCall<UpdateMcpServerRequest, McpServer>;
+  deleteMcpServer: handleUnaryCall<DeleteMcpServerRequest, DeleteMcpServerResponse>;
 }
 
 export interface CatalogServiceClient extends Client {
@@ -970,6 +2469,82 @@ export interface CatalogServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: CheckGatewayAccessResponse) => void,
+  ): ClientUnaryCall;
+  /** MCP servers: a team's registered upstream servers (records only; discovery and publishing come later). */
+  createMcpServer(
+    request: CreateMcpServerRequest,
+    callback: (error: ServiceError | null, response: McpServer) => void,
+  ): ClientUnaryCall;
+  createMcpServer(
+    request: CreateMcpServerRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: McpServer) => void,
+  ): ClientUnaryCall;
+  createMcpServer(
+    request: CreateMcpServerRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: McpServer) => void,
+  ): ClientUnaryCall;
+  listMcpServers(
+    request: ListMcpServersRequest,
+    callback: (error: ServiceError | null, response: ListMcpServersResponse) => void,
+  ): ClientUnaryCall;
+  listMcpServers(
+    request: ListMcpServersRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListMcpServersResponse) => void,
+  ): ClientUnaryCall;
+  listMcpServers(
+    request: ListMcpServersRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListMcpServersResponse) => void,
+  ): ClientUnaryCall;
+  getMcpServer(
+    request: GetMcpServerRequest,
+    callback: (error: ServiceError | null, response: McpServer) => void,
+  ): ClientUnaryCall;
+  getMcpServer(
+    request: GetMcpServerRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: McpServer) => void,
+  ): ClientUnaryCall;
+  getMcpServer(
+    request: GetMcpServerRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: McpServer) => void,
+  ): ClientUnaryCall;
+  updateMcpServer(
+    request: UpdateMcpServerRequest,
+    callback: (error: ServiceError | null, response: McpServer) => void,
+  ): ClientUnaryCall;
+  updateMcpServer(
+    request: UpdateMcpServerRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: McpServer) => void,
+  ): ClientUnaryCall;
+  updateMcpServer(
+    request: UpdateMcpServerRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: McpServer) => void,
+  ): ClientUnaryCall;
+  deleteMcpServer(
+    request: DeleteMcpServerRequest,
+    callback: (error: ServiceError | null, response: DeleteMcpServerResponse) => void,
+  ): ClientUnaryCall;
+  deleteMcpServer(
+    request: DeleteMcpServerRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: DeleteMcpServerResponse) => void,
+  ): ClientUnaryCall;
+  deleteMcpServer(
+    request: DeleteMcpServerRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: DeleteMcpServerResponse) => void,
   ): ClientUnaryCall;
 }
 

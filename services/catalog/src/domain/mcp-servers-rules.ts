@@ -1,0 +1,113 @@
+import {
+  AddressNotAllowedError,
+  AppError,
+  assertUrlAllowed,
+  isAddressAllowed,
+  resolveAllowedAddresses,
+  type FieldError,
+  type ParsedCidr,
+} from '@platform/runtime';
+import { GATEWAY_SLUG, UUID } from './gateway-rules';
+
+export const MAX_NAME = 100;
+export const MAX_DESCRIPTION = 2000;
+export const MAX_URL = 2048;
+export const MAX_HEADER_NAME = 100;
+export const MAX_AUTH_VALUE = 8192;
+export const TRANSPORTS = ['streamable-http', 'sse'] as const;
+export const DEFAULT_TRANSPORT = 'streamable-http';
+export const DEFAULT_AUTH_HEADER = 'Authorization';
+export const DEFAULT_TIMEOUT_SECONDS = 30;
+export const MIN_TIMEOUT_SECONDS = 1;
+export const MAX_TIMEOUT_SECONDS = 300;
+/** Shorter credentials get no hint: 4 characters would give away too much of them. */
+export const MIN_LENGTH_FOR_HINT = 12;
+
+/** An HTTP header field name (RFC 9110 token). */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** A header value the upstream request can carry: not empty, no control characters but tab (CR and LF would split headers). */
+function isHeaderValue(value: string): boolean {
+  if (value.length === 0) return false;
+  for (const char of value) {
+    const code = char.codePointAt(0)!;
+    if ((code < 0x20 && code !== 0x09) || code === 0x7f) return false;
+  }
+  return true;
+}
+
+/** The plain, still unsealed fields of a server as the rules see them. */
+export interface McpServerDraft {
+  slug: string;
+  name: string;
+  description: string;
+  url: string;
+  transport: string;
+  authHeaderName: string | null;
+  authValue: string | null;
+  timeoutSeconds: number;
+  enabled: boolean;
+  sendIdentity: boolean;
+  capturePayloads: boolean;
+}
+
+/** Checks every field of a draft, throwing one 400 that names each bad field; returns the draft normalised. */
+export function validMcpServer(draft: McpServerDraft): McpServerDraft {
+  const problems: FieldError[] = [];
+  if (!GATEWAY_SLUG.test(draft.slug)) {
+    problems.push({ field: 'slug', problem: 'must be 1 to 63 lowercase letters, digits and hyphens, starting and ending with a letter or digit' });
+  } else if (UUID.test(draft.slug)) {
+    problems.push({ field: 'slug', problem: 'must not look like a UUID' });
+  }
+  const name = draft.name.trim();
+  if (!name || name.length > MAX_NAME) problems.push({ field: 'name', problem: `must be 1 to ${MAX_NAME} characters` });
+  const description = draft.description.trim();
+  if (description.length > MAX_DESCRIPTION) problems.push({ field: 'description', problem: `must be at most ${MAX_DESCRIPTION} characters` });
+  const url = draft.url.trim();
+  if (!url || url.length > MAX_URL) problems.push({ field: 'url', problem: `must be 1 to ${MAX_URL} characters` });
+  if (!(TRANSPORTS as readonly string[]).includes(draft.transport)) problems.push({ field: 'transport', problem: `must be one of ${TRANSPORTS.join(', ')}` });
+  const timeout = draft.timeoutSeconds;
+  if (!Number.isInteger(timeout) || timeout < MIN_TIMEOUT_SECONDS || timeout > MAX_TIMEOUT_SECONDS) {
+    problems.push({ field: 'timeoutSeconds', problem: `must be an integer from ${MIN_TIMEOUT_SECONDS} to ${MAX_TIMEOUT_SECONDS}` });
+  }
+  let authHeaderName = draft.authHeaderName;
+  if (draft.authValue !== null) {
+    authHeaderName ||= DEFAULT_AUTH_HEADER;
+    if (draft.authValue.length > MAX_AUTH_VALUE || !isHeaderValue(draft.authValue)) {
+      problems.push({ field: 'authValue', problem: `must be 1 to ${MAX_AUTH_VALUE} characters without control characters` });
+    }
+    if (authHeaderName.length > MAX_HEADER_NAME || !HEADER_NAME.test(authHeaderName)) {
+      problems.push({ field: 'authHeaderName', problem: 'must be an HTTP header name' });
+    }
+  } else if (authHeaderName) {
+    problems.push({ field: 'authHeaderName', problem: 'needs an authValue' });
+  }
+  if (problems.length > 0) throw AppError.invalid(`Invalid MCP server: ${problems.map((p) => p.field).join(', ')}`, problems);
+  return { ...draft, name, description, url, authHeaderName: draft.authValue === null ? null : authHeaderName };
+}
+
+/** What the API may show of a credential: its last 4 characters, when it is long enough to spare them. */
+export function hintOf(authValue: string): string {
+  return authValue.length >= MIN_LENGTH_FOR_HINT ? authValue.slice(-4) : '';
+}
+
+/**
+ * The address guard for a server's URL, when it is saved. https to any allowed address; plain http only when
+ * every address of the host is an internal one the operator allowed in ALLOWED_INTERNAL_NETWORKS (an MCP server
+ * on the cluster's network), never across the internet. 422 `address_not_allowed` otherwise.
+ */
+export async function assertMcpServerUrlAllowed(url: string, allowedNetworks: readonly ParsedCidr[]): Promise<void> {
+  await assertUrlAllowed(url, allowedNetworks, { allowHttp: true });
+  const parsed = new URL(url);
+  if (parsed.protocol !== 'http:') return;
+  let addresses;
+  try {
+    addresses = await resolveAllowedAddresses(parsed.hostname, allowedNetworks);
+  } catch (error) {
+    if (error instanceof AddressNotAllowedError) throw error;
+    throw new AddressNotAllowedError('the host could not be resolved');
+  }
+  // Allowed with no networks given means a public address: those must be reached over https.
+  if (addresses.some(({ address }) => isAddressAllowed(address, []).allowed)) {
+    throw new AddressNotAllowedError('the scheme must be https unless the host is inside ALLOWED_INTERNAL_NETWORKS');
+  }
+}

@@ -1,0 +1,266 @@
+import {
+  adminClient,
+  databaseOf,
+  eventually,
+  newPerson,
+  newTeam,
+  startTestPlatform,
+  unique,
+  type ApiClient,
+  type TestPerson,
+  type TestPlatform,
+} from '@platform/test';
+
+const FIELDS = [
+  'authHeaderName', 'authValueHint', 'capturePayloads', 'createdAt', 'description', 'enabled', 'hasAuth', 'id', 'name',
+  'publishState', 'revision', 'sendIdentity', 'slug', 'teamId', 'teamName', 'teamSlug', 'timeoutSeconds', 'transport',
+  'updatedAt', 'url',
+];
+const SECRET = 'Bearer s3cret-upstream-token-WXYZ';
+// Public and resolvable without DNS: a literal address outside every refused range.
+const PUBLIC_URL = 'https://1.1.1.1/mcp';
+
+/** A team's MCP server records through the real edge: who may do what, validation, the address guard, the secret. */
+describe('MCP servers', () => {
+  let platform: TestPlatform;
+  let admin: ApiClient;
+  let owner: TestPerson;
+  let teamAdmin: TestPerson;
+  let editor: TestPerson;
+  let member: TestPerson;
+  let outsider: TestPerson;
+  let staff: TestPerson;
+  let team: string;
+  let otherTeam: string;
+
+  beforeAll(async () => {
+    platform = await startTestPlatform();
+    admin = await adminClient(platform);
+    owner = await newPerson(platform, admin, 'owner');
+    teamAdmin = await newPerson(platform, admin, 'team-admin');
+    editor = await newPerson(platform, admin, 'editor');
+    member = await newPerson(platform, admin, 'member');
+    outsider = await newPerson(platform, admin, 'outsider');
+    staff = await newPerson(platform, admin, 'staff', 'staff');
+    team = await newTeam(admin, owner, [
+      [teamAdmin, 'admin'],
+      [editor, 'editor'],
+      [member, 'member'],
+    ]);
+    otherTeam = await newTeam(admin, outsider);
+  }, 120_000);
+  afterAll(async () => {
+    await platform?.stop();
+  });
+
+  const servers = (teamRef = team) => `/v1/teams/${teamRef}/mcp-servers`;
+  const create = (client: ApiClient, body: Record<string, unknown> = {}, teamRef = team) =>
+    client.post(servers(teamRef), { name: 'Search', slug: unique('srv'), url: PUBLIC_URL, ...body });
+
+  it('registers a server with defaults, an ETag and its team, and never returns the secret', async () => {
+    const slug = unique('search');
+    const created = await create(owner.client, { slug, name: '  Search  ', authValue: SECRET });
+    expect(created.status).toBe(201);
+    expect(Object.keys(created.body.data).sort()).toEqual(FIELDS);
+    expect(created.body.data).toMatchObject({
+      teamSlug: team,
+      slug,
+      name: 'Search',
+      description: '',
+      url: PUBLIC_URL,
+      transport: 'streamable-http',
+      authHeaderName: 'Authorization',
+      hasAuth: true,
+      authValueHint: 'WXYZ',
+      timeoutSeconds: 30,
+      enabled: true,
+      sendIdentity: false,
+      capturePayloads: false,
+      publishState: 'draft',
+      revision: 1,
+    });
+    expect(created.headers.get('etag')).toBe('"1"');
+    expect(JSON.stringify(created.body)).not.toContain('s3cret');
+
+    const read = await member.client.get(`${servers()}/${created.body.data.id}`);
+    expect(read.status).toBe(200);
+    expect(read.body.data).toEqual(created.body.data);
+    expect(JSON.stringify(read.body)).not.toContain('s3cret');
+  });
+
+  it('takes every optional field', async () => {
+    const created = await create(owner.client, {
+      description: 'Finds things',
+      transport: 'sse',
+      authHeaderName: 'X-Api-Key',
+      authValue: 'short',
+      timeoutSeconds: 300,
+      enabled: false,
+      sendIdentity: true,
+      capturePayloads: true,
+    });
+    expect(created.status).toBe(201);
+    expect(created.body.data).toMatchObject({
+      description: 'Finds things',
+      transport: 'sse',
+      authHeaderName: 'X-Api-Key',
+      hasAuth: true,
+      // Too short to spare 4 characters.
+      authValueHint: null,
+      timeoutSeconds: 300,
+      enabled: false,
+      sendIdentity: true,
+      capturePayloads: true,
+    });
+    const plain = await create(owner.client);
+    expect(plain.body.data).toMatchObject({ hasAuth: false, authHeaderName: null, authValueHint: null });
+  });
+
+  it('lets team owners and admins change; members, editors 403; outsiders and staff 404; staff and members read', async () => {
+    expect((await create(teamAdmin.client)).status).toBe(201);
+    expect((await create(member.client)).status).toBe(403);
+    expect((await create(editor.client)).status).toBe(403);
+    expect((await create(outsider.client)).status).toBe(404);
+    expect((await create(staff.client)).status).toBe(404);
+
+    const id = (await create(owner.client)).body.data.id;
+    const path = `${servers()}/${id}`;
+    expect((await member.client.patch(path, { name: 'x' }, { 'if-match': '"1"' })).status).toBe(403);
+    expect((await editor.client.delete(path)).status).toBe(403);
+    expect((await outsider.client.get(path)).status).toBe(404);
+    expect((await staff.client.get(path)).status).toBe(200);
+    expect((await editor.client.get(servers())).status).toBe(200);
+    expect((await outsider.client.get(servers())).status).toBe(404);
+    // Another team's server is not found through this team.
+    const elsewhere = (await create(outsider.client, {}, otherTeam)).body.data.id;
+    expect((await owner.client.get(`${servers()}/${elsewhere}`)).status).toBe(404);
+  });
+
+  it('lists the team\'s servers by slug with cursor paging', async () => {
+    const listTeam = await newTeam(admin, owner);
+    const slugs = ['a-one', 'b-two', 'c-three'];
+    for (const slug of [...slugs].reverse()) expect((await create(owner.client, { slug }, listTeam)).status).toBe(201);
+    const first = await member.client.get(`${servers(listTeam)}?limit=2`);
+    expect(first.status).toBe(404); // member is not in listTeam
+    const page1 = await owner.client.get(`${servers(listTeam)}?limit=2`);
+    expect(page1.body.data.map((s: { slug: string }) => s.slug)).toEqual(slugs.slice(0, 2));
+    expect(page1.body.nextCursor).toEqual(expect.any(String));
+    const page2 = await owner.client.get(`${servers(listTeam)}?limit=2&cursor=${page1.body.nextCursor}`);
+    expect(page2.body.data.map((s: { slug: string }) => s.slug)).toEqual(slugs.slice(2));
+    expect(page2.body.nextCursor).toBeNull();
+  });
+
+  it('names each bad field, and refuses unknown ones', async () => {
+    const bad = await owner.client.post(servers(), {
+      name: '',
+      slug: 'Bad Slug',
+      url: 'x'.repeat(2049),
+      transport: 'stdio',
+      timeoutSeconds: 0,
+      description: 'd'.repeat(2001),
+    });
+    expect(bad.status).toBe(400);
+    const fields = JSON.stringify(bad.body);
+    for (const field of ['name', 'slug', 'url', 'transport', 'timeoutSeconds', 'description']) expect(fields).toContain(field);
+    expect((await create(owner.client, { colour: 'red' })).status).toBe(400);
+    const header = await create(owner.client, { authHeaderName: 'X-Key' });
+    expect(header.status).toBe(400);
+    expect(JSON.stringify(header.body)).toContain('authHeaderName');
+    const badHeader = await create(owner.client, { authHeaderName: 'Bad Header', authValue: SECRET });
+    expect(badHeader.status).toBe(400);
+  });
+
+  it('keeps slugs unique within a team (409) but not across teams', async () => {
+    const slug = unique('dup');
+    expect((await create(owner.client, { slug })).status).toBe(201);
+    const again = await create(owner.client, { slug });
+    expect(again.status).toBe(409);
+    expect(again.body.error.code).toBe('conflict');
+    expect((await create(outsider.client, { slug }, otherTeam)).status).toBe(201);
+    const other = (await create(owner.client)).body.data;
+    const renamed = await owner.client.patch(`${servers()}/${other.id}`, { slug }, { 'if-match': '"1"' });
+    expect(renamed.status).toBe(409);
+  });
+
+  it('refuses internal, metadata and plain-http public addresses with 422 address_not_allowed', async () => {
+    for (const url of ['https://127.0.0.1/mcp', 'https://169.254.169.254/', 'http://127.0.0.1:8080/mcp', 'http://1.1.1.1/mcp', 'ftp://1.1.1.1/']) {
+      const refused = await create(owner.client, { url });
+      expect([url, refused.status, refused.body.error?.code]).toEqual([url, 422, 'address_not_allowed']);
+    }
+    const id = (await create(owner.client)).body.data.id;
+    const changed = await owner.client.patch(`${servers()}/${id}`, { url: 'https://10.0.0.1/mcp' }, { 'if-match': '"1"' });
+    expect(changed.status).toBe(422);
+    expect(changed.body.error.code).toBe('address_not_allowed');
+  });
+
+  it('changes fields at the expected revision: 428 without If-Match, 412 when stale', async () => {
+    const created = (await create(owner.client)).body.data;
+    const path = `${servers()}/${created.id}`;
+    expect((await owner.client.patch(path, { name: 'New' })).status).toBe(428);
+    expect((await owner.client.patch(path, { name: 'New' }, { 'if-match': '"7"' })).status).toBe(412);
+    const changed = await teamAdmin.client.patch(path, { name: 'New', timeoutSeconds: 5, enabled: false, transport: 'sse' }, { 'if-match': '"1"' });
+    expect(changed.status).toBe(200);
+    expect(changed.body.data).toMatchObject({ name: 'New', timeoutSeconds: 5, enabled: false, transport: 'sse', revision: 2, slug: created.slug });
+    expect(changed.headers.get('etag')).toBe('"2"');
+    expect((await owner.client.patch(path, { name: 'Stale' }, { 'if-match': '"1"' })).status).toBe(412);
+  });
+
+  it('keeps the secret when authValue is omitted, replaces it when given, removes it with "", and audits only a flag', async () => {
+    const created = (await create(owner.client, { authValue: SECRET })).body.data;
+    const path = `${servers()}/${created.id}`;
+    const kept = await owner.client.patch(path, { name: 'Renamed', authHeaderName: 'X-Token' }, { 'if-match': '"1"' });
+    expect(kept.body.data).toMatchObject({ hasAuth: true, authValueHint: 'WXYZ', authHeaderName: 'X-Token' });
+    const replaced = await owner.client.patch(path, { authValue: 'another-long-secret-1234' }, { 'if-match': '"2"' });
+    expect(replaced.body.data).toMatchObject({ hasAuth: true, authValueHint: '1234', authHeaderName: 'X-Token' });
+    const removed = await owner.client.patch(path, { authValue: '' }, { 'if-match': '"3"' });
+    expect(removed.status).toBe(200);
+    expect(removed.body.data).toMatchObject({ hasAuth: false, authValueHint: null, authHeaderName: null });
+
+    const entries = await eventually(async () => {
+      const page = await owner.client.get(`/v1/teams/${team}/audit?action=mcp_server.update`);
+      const mine = page.body.data?.filter((e: { targetId: string }) => e.targetId === created.id) ?? [];
+      return mine.length === 3 ? mine : undefined;
+    }, 'three mcp_server.update audit entries');
+    const flags = entries.map((e: { after: { authValueChanged?: boolean } }) => e.after.authValueChanged ?? false).sort();
+    expect(flags).toEqual([false, true, true]);
+    expect(JSON.stringify(entries)).not.toMatch(/s3cret|another-long-secret/);
+    const create_ = await eventually(async () => {
+      const page = await owner.client.get(`/v1/teams/${team}/audit?action=mcp_server.create`);
+      return page.body.data?.find((e: { targetId: string }) => e.targetId === created.id);
+    }, 'the mcp_server.create audit entry');
+    expect(create_).toMatchObject({ targetType: 'mcp_server', after: { hasAuth: true, url: PUBLIC_URL } });
+    expect(JSON.stringify(create_)).not.toContain('s3cret');
+  });
+
+  it('stores the secret only sealed (never in clear in the table or the outbox)', async () => {
+    const db = await databaseOf(platform);
+    if (!db) return; // embedded PGlite: no outside connection to look with
+    try {
+      const created = (await create(owner.client, { authValue: SECRET })).body.data;
+      const row = await db.query('SELECT * FROM catalog.mcp_servers WHERE id = $1', [created.id]);
+      expect(row.rows).toHaveLength(1);
+      expect(row.rows[0].auth_value_sealed).toEqual(expect.any(String));
+      expect(JSON.stringify(row.rows)).not.toContain('s3cret');
+      const outbox = await db.query('SELECT * FROM catalog.outbox');
+      expect(JSON.stringify(outbox.rows)).toContain(created.id);
+      expect(JSON.stringify(outbox.rows)).not.toContain('s3cret');
+    } finally {
+      await db.end();
+    }
+  });
+
+  it('deletes a server (204), audited, after which it is gone', async () => {
+    const created = (await create(owner.client)).body.data;
+    const path = `${servers()}/${created.id}`;
+    expect((await member.client.delete(path)).status).toBe(403);
+    const deleted = await teamAdmin.client.delete(path);
+    expect(deleted.status).toBe(204);
+    expect((await owner.client.get(path)).status).toBe(404);
+    expect((await owner.client.delete(path)).status).toBe(404);
+    const entry = await eventually(async () => {
+      const page = await owner.client.get(`/v1/teams/${team}/audit?action=mcp_server.delete`);
+      return page.body.data?.find((e: { targetId: string }) => e.targetId === created.id);
+    }, 'the mcp_server.delete audit entry');
+    expect(entry.before).toMatchObject({ slug: created.slug });
+  });
+});

@@ -5,6 +5,7 @@ import { mountOAuth, oauthRoutes } from '../oauth';
 import { mountSignInPage } from '../pages/sign-in';
 import { apiKeyRoutes } from './api-keys';
 import { auditRoutes } from './audit';
+import { capabilityRoutes } from './capabilities';
 import { gatewayRoutes } from './gateways';
 import { authRoutes } from './auth';
 import { maintenanceRoutes } from './maintenance';
@@ -25,6 +26,7 @@ export function v1Routes(deps: EdgeDeps): AnyRouteDefinition[] {
     ...maintenanceRoutes(deps),
     ...gatewayRoutes(deps),
     ...mcpServerRoutes(deps),
+    ...capabilityRoutes(deps),
     ...oauthRoutes(deps),
   ];
 }

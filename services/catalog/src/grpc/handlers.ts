@@ -1,6 +1,7 @@
 import { invalidatingAuthentication, readServiceStatus, type AsyncServiceImplementation } from '@platform/runtime';
 import type { CatalogServiceServer } from '@platform/proto/gen/platform/catalog/v1/catalog';
 import type { CatalogDeps } from '../deps';
+import { capabilityHandlers } from './capabilities';
 import { gatewayHandlers } from './gateways';
 import { mcpServerHandlers } from './mcp-servers';
 
@@ -17,6 +18,7 @@ export function createCatalogServiceHandlers(deps: CatalogDeps): AsyncServiceImp
       getServiceStatus: () => readServiceStatus('catalog', deps.db),
       ...gatewayHandlers(deps),
       ...mcpServerHandlers(deps),
+      ...capabilityHandlers(deps),
     },
     ['createGateway', 'createMcpServer'],
   );

@@ -163,6 +163,52 @@ export interface DeleteMcpServerRequest {
 export interface DeleteMcpServerResponse {
 }
 
+/**
+ * A tool, resource, resource template or prompt discovered on an MCP server. The fingerprint is the SHA-256 of the
+ * canonical definition; changed = an approved fingerprint exists and differs from the current one.
+ */
+export interface Capability {
+  id: string;
+  serverId: string;
+  /** 'tool', 'resource', 'resource_template' or 'prompt'. */
+  kind: string;
+  name: string;
+  title: string;
+  description: string;
+  /** The canonical definition as a JSON object. */
+  definitionJson: string;
+  fingerprint: string;
+  approved: boolean;
+  changed: boolean;
+  approvedAt?:
+    | string
+    | undefined;
+  /** Empty until approvals record who approved. */
+  approvedByName: string;
+  firstSeenAt?: string | undefined;
+  lastSeenAt?:
+    | string
+    | undefined;
+  /** Set while the capability is missing upstream. */
+  goneAt?: string | undefined;
+}
+
+export interface RefreshMcpServerRequest {
+  context?: RequestContext | undefined;
+  teamId: string;
+  serverId: string;
+}
+
+export interface ListCapabilitiesRequest {
+  teamId: string;
+  serverId: string;
+  includeGone: boolean;
+}
+
+export interface ListCapabilitiesResponse {
+  capabilities: Capability[];
+}
+
 function createBaseGetServiceStatusRequest(): GetServiceStatusRequest {
   return {};
 }
@@ -2257,6 +2303,582 @@ export const DeleteMcpServerResponse: MessageFns<DeleteMcpServerResponse> = {
   },
 };
 
+function createBaseCapability(): Capability {
+  return {
+    id: "",
+    serverId: "",
+    kind: "",
+    name: "",
+    title: "",
+    description: "",
+    definitionJson: "",
+    fingerprint: "",
+    approved: false,
+    changed: false,
+    approvedAt: undefined,
+    approvedByName: "",
+    firstSeenAt: undefined,
+    lastSeenAt: undefined,
+    goneAt: undefined,
+  };
+}
+
+export const Capability: MessageFns<Capability> = {
+  encode(message: Capability, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.serverId !== "") {
+      writer.uint32(18).string(message.serverId);
+    }
+    if (message.kind !== "") {
+      writer.uint32(26).string(message.kind);
+    }
+    if (message.name !== "") {
+      writer.uint32(34).string(message.name);
+    }
+    if (message.title !== "") {
+      writer.uint32(42).string(message.title);
+    }
+    if (message.description !== "") {
+      writer.uint32(50).string(message.description);
+    }
+    if (message.definitionJson !== "") {
+      writer.uint32(58).string(message.definitionJson);
+    }
+    if (message.fingerprint !== "") {
+      writer.uint32(66).string(message.fingerprint);
+    }
+    if (message.approved !== false) {
+      writer.uint32(72).bool(message.approved);
+    }
+    if (message.changed !== false) {
+      writer.uint32(80).bool(message.changed);
+    }
+    if (message.approvedAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.approvedAt), writer.uint32(90).fork()).join();
+    }
+    if (message.approvedByName !== "") {
+      writer.uint32(98).string(message.approvedByName);
+    }
+    if (message.firstSeenAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.firstSeenAt), writer.uint32(106).fork()).join();
+    }
+    if (message.lastSeenAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.lastSeenAt), writer.uint32(114).fork()).join();
+    }
+    if (message.goneAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.goneAt), writer.uint32(122).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Capability {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCapability();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.serverId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.kind = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.title = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.description = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.definitionJson = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.fingerprint = reader.string();
+            continue;
+          }
+          case 9: {
+            if (tag !== 72) {
+              break;
+            }
+
+            message.approved = reader.bool();
+            continue;
+          }
+          case 10: {
+            if (tag !== 80) {
+              break;
+            }
+
+            message.changed = reader.bool();
+            continue;
+          }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.approvedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            message.approvedByName = reader.string();
+            continue;
+          }
+          case 13: {
+            if (tag !== 106) {
+              break;
+            }
+
+            message.firstSeenAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 14: {
+            if (tag !== 114) {
+              break;
+            }
+
+            message.lastSeenAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 15: {
+            if (tag !== 122) {
+              break;
+            }
+
+            message.goneAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Capability {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      serverId: isSet(object.serverId)
+        ? globalThis.String(object.serverId)
+        : isSet(object.server_id)
+        ? globalThis.String(object.server_id)
+        : "",
+      kind: isSet(object.kind) ? globalThis.String(object.kind) : "",
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      title: isSet(object.title) ? globalThis.String(object.title) : "",
+      description: isSet(object.description) ? globalThis.String(object.description) : "",
+      definitionJson: isSet(object.definitionJson)
+        ? globalThis.String(object.definitionJson)
+        : isSet(object.definition_json)
+        ? globalThis.String(object.definition_json)
+        : "",
+      fingerprint: isSet(object.fingerprint) ? globalThis.String(object.fingerprint) : "",
+      approved: isSet(object.approved) ? globalThis.Boolean(object.approved) : false,
+      changed: isSet(object.changed) ? globalThis.Boolean(object.changed) : false,
+      approvedAt: isSet(object.approvedAt)
+        ? globalThis.String(object.approvedAt)
+        : isSet(object.approved_at)
+        ? globalThis.String(object.approved_at)
+        : undefined,
+      approvedByName: isSet(object.approvedByName)
+        ? globalThis.String(object.approvedByName)
+        : isSet(object.approved_by_name)
+        ? globalThis.String(object.approved_by_name)
+        : "",
+      firstSeenAt: isSet(object.firstSeenAt)
+        ? globalThis.String(object.firstSeenAt)
+        : isSet(object.first_seen_at)
+        ? globalThis.String(object.first_seen_at)
+        : undefined,
+      lastSeenAt: isSet(object.lastSeenAt)
+        ? globalThis.String(object.lastSeenAt)
+        : isSet(object.last_seen_at)
+        ? globalThis.String(object.last_seen_at)
+        : undefined,
+      goneAt: isSet(object.goneAt)
+        ? globalThis.String(object.goneAt)
+        : isSet(object.gone_at)
+        ? globalThis.String(object.gone_at)
+        : undefined,
+    };
+  },
+
+  toJSON(message: Capability): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.serverId !== "") {
+      obj.serverId = message.serverId;
+    }
+    if (message.kind !== "") {
+      obj.kind = message.kind;
+    }
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.title !== "") {
+      obj.title = message.title;
+    }
+    if (message.description !== "") {
+      obj.description = message.description;
+    }
+    if (message.definitionJson !== "") {
+      obj.definitionJson = message.definitionJson;
+    }
+    if (message.fingerprint !== "") {
+      obj.fingerprint = message.fingerprint;
+    }
+    if (message.approved !== false) {
+      obj.approved = message.approved;
+    }
+    if (message.changed !== false) {
+      obj.changed = message.changed;
+    }
+    if (message.approvedAt !== undefined) {
+      obj.approvedAt = message.approvedAt;
+    }
+    if (message.approvedByName !== "") {
+      obj.approvedByName = message.approvedByName;
+    }
+    if (message.firstSeenAt !== undefined) {
+      obj.firstSeenAt = message.firstSeenAt;
+    }
+    if (message.lastSeenAt !== undefined) {
+      obj.lastSeenAt = message.lastSeenAt;
+    }
+    if (message.goneAt !== undefined) {
+      obj.goneAt = message.goneAt;
+    }
+    return obj;
+  },
+};
+
+function createBaseRefreshMcpServerRequest(): RefreshMcpServerRequest {
+  return { context: undefined, teamId: "", serverId: "" };
+}
+
+export const RefreshMcpServerRequest: MessageFns<RefreshMcpServerRequest> = {
+  encode(message: RefreshMcpServerRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.context !== undefined) {
+      RequestContext.encode(message.context, writer.uint32(10).fork()).join();
+    }
+    if (message.teamId !== "") {
+      writer.uint32(18).string(message.teamId);
+    }
+    if (message.serverId !== "") {
+      writer.uint32(26).string(message.serverId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RefreshMcpServerRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRefreshMcpServerRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.context = RequestContext.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.teamId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.serverId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RefreshMcpServerRequest {
+    return {
+      context: isSet(object.context) ? RequestContext.fromJSON(object.context) : undefined,
+      teamId: isSet(object.teamId)
+        ? globalThis.String(object.teamId)
+        : isSet(object.team_id)
+        ? globalThis.String(object.team_id)
+        : "",
+      serverId: isSet(object.serverId)
+        ? globalThis.String(object.serverId)
+        : isSet(object.server_id)
+        ? globalThis.String(object.server_id)
+        : "",
+    };
+  },
+
+  toJSON(message: RefreshMcpServerRequest): unknown {
+    const obj: any = {};
+    if (message.context !== undefined) {
+      obj.context = RequestContext.toJSON(message.context);
+    }
+    if (message.teamId !== "") {
+      obj.teamId = message.teamId;
+    }
+    if (message.serverId !== "") {
+      obj.serverId = message.serverId;
+    }
+    return obj;
+  },
+};
+
+function createBaseListCapabilitiesRequest(): ListCapabilitiesRequest {
+  return { teamId: "", serverId: "", includeGone: false };
+}
+
+export const ListCapabilitiesRequest: MessageFns<ListCapabilitiesRequest> = {
+  encode(message: ListCapabilitiesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.teamId !== "") {
+      writer.uint32(10).string(message.teamId);
+    }
+    if (message.serverId !== "") {
+      writer.uint32(18).string(message.serverId);
+    }
+    if (message.includeGone !== false) {
+      writer.uint32(24).bool(message.includeGone);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListCapabilitiesRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListCapabilitiesRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.teamId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.serverId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.includeGone = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListCapabilitiesRequest {
+    return {
+      teamId: isSet(object.teamId)
+        ? globalThis.String(object.teamId)
+        : isSet(object.team_id)
+        ? globalThis.String(object.team_id)
+        : "",
+      serverId: isSet(object.serverId)
+        ? globalThis.String(object.serverId)
+        : isSet(object.server_id)
+        ? globalThis.String(object.server_id)
+        : "",
+      includeGone: isSet(object.includeGone)
+        ? globalThis.Boolean(object.includeGone)
+        : isSet(object.include_gone)
+        ? globalThis.Boolean(object.include_gone)
+        : false,
+    };
+  },
+
+  toJSON(message: ListCapabilitiesRequest): unknown {
+    const obj: any = {};
+    if (message.teamId !== "") {
+      obj.teamId = message.teamId;
+    }
+    if (message.serverId !== "") {
+      obj.serverId = message.serverId;
+    }
+    if (message.includeGone !== false) {
+      obj.includeGone = message.includeGone;
+    }
+    return obj;
+  },
+};
+
+function createBaseListCapabilitiesResponse(): ListCapabilitiesResponse {
+  return { capabilities: [] };
+}
+
+export const ListCapabilitiesResponse: MessageFns<ListCapabilitiesResponse> = {
+  encode(message: ListCapabilitiesResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.capabilities) {
+      Capability.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListCapabilitiesResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListCapabilitiesResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.capabilities.push(Capability.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListCapabilitiesResponse {
+    return {
+      capabilities: globalThis.Array.isArray(object?.capabilities)
+        ? object.capabilities.map((e: any) => Capability.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: ListCapabilitiesResponse): unknown {
+    const obj: any = {};
+    if (message.capabilities?.length) {
+      obj.capabilities = message.capabilities.map((e) => Capability.toJSON(e));
+    }
+    return obj;
+  },
+};
+
 export type CatalogServiceService = typeof CatalogServiceService;
 export const CatalogServiceService = {
   /** Reports the running service's name, version and applied schema version. */
@@ -2366,6 +2988,29 @@ export const CatalogServiceService = {
       Buffer.from(DeleteMcpServerResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): DeleteMcpServerResponse => DeleteMcpServerResponse.decode(value),
   },
+  /** Capabilities of a team's MCP server: discovery from the upstream, and the stored list. */
+  refreshMcpServer: {
+    path: "/platform.catalog.v1.CatalogService/RefreshMcpServer" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: RefreshMcpServerRequest): Buffer =>
+      Buffer.from(RefreshMcpServerRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RefreshMcpServerRequest => RefreshMcpServerRequest.decode(value),
+    responseSerialize: (value: ListCapabilitiesResponse): Buffer =>
+      Buffer.from(ListCapabilitiesResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListCapabilitiesResponse => ListCapabilitiesResponse.decode(value),
+  },
+  listCapabilities: {
+    path: "/platform.catalog.v1.CatalogService/ListCapabilities" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListCapabilitiesRequest): Buffer =>
+      Buffer.from(ListCapabilitiesRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListCapabilitiesRequest => ListCapabilitiesRequest.decode(value),
+    responseSerialize: (value: ListCapabilitiesResponse): Buffer =>
+      Buffer.from(ListCapabilitiesResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListCapabilitiesResponse => ListCapabilitiesResponse.decode(value),
+  },
 } as const;
 
 export interface CatalogServiceServer extends UntypedServiceImplementation {
@@ -2386,6 +3031,9 @@ export interface CatalogServiceServer extends UntypedServiceImplementation {
   getMcpServer: handleUnaryCall<GetMcpServerRequest, McpServer>;
   updateMcpServer: handleUnaryCall<UpdateMcpServerRequest, McpServer>;
   deleteMcpServer: handleUnaryCall<DeleteMcpServerRequest, DeleteMcpServerResponse>;
+  /** Capabilities of a team's MCP server: discovery from the upstream, and the stored list. */
+  refreshMcpServer: handleUnaryCall<RefreshMcpServerRequest, ListCapabilitiesResponse>;
+  listCapabilities: handleUnaryCall<ListCapabilitiesRequest, ListCapabilitiesResponse>;
 }
 
 export interface CatalogServiceClient extends Client {
@@ -2545,6 +3193,37 @@ export interface CatalogServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: DeleteMcpServerResponse) => void,
+  ): ClientUnaryCall;
+  /** Capabilities of a team's MCP server: discovery from the upstream, and the stored list. */
+  refreshMcpServer(
+    request: RefreshMcpServerRequest,
+    callback: (error: ServiceError | null, response: ListCapabilitiesResponse) => void,
+  ): ClientUnaryCall;
+  refreshMcpServer(
+    request: RefreshMcpServerRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListCapabilitiesResponse) => void,
+  ): ClientUnaryCall;
+  refreshMcpServer(
+    request: RefreshMcpServerRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListCapabilitiesResponse) => void,
+  ): ClientUnaryCall;
+  listCapabilities(
+    request: ListCapabilitiesRequest,
+    callback: (error: ServiceError | null, response: ListCapabilitiesResponse) => void,
+  ): ClientUnaryCall;
+  listCapabilities(
+    request: ListCapabilitiesRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListCapabilitiesResponse) => void,
+  ): ClientUnaryCall;
+  listCapabilities(
+    request: ListCapabilitiesRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListCapabilitiesResponse) => void,
   ): ClientUnaryCall;
 }
 

@@ -1,0 +1,52 @@
+import { z } from 'zod';
+import type { Capability } from '@platform/proto/gen/platform/catalog/v1/catalog';
+import { orNull, timestamp, uuid } from './common';
+
+const KINDS = ['tool', 'resource', 'resource_template', 'prompt'] as const;
+
+/**
+ * A capability discovered on an MCP server (spec §2.5, the fields of this slice; requirements come later). Resources
+ * are named by URI and templates by URI template, the keys that are unique upstream.
+ */
+export const capabilitySchema = z
+  .object({
+    id: uuid,
+    serverId: uuid,
+    kind: z.enum(KINDS),
+    name: z.string().meta({ description: 'The tool or prompt name; the URI of a resource; the URI template of a template.' }),
+    title: z.string(),
+    description: z.string(),
+    definition: z.record(z.string(), z.unknown()).meta({ description: 'The canonical definition that the fingerprint covers.' }),
+    fingerprint: z.string().meta({ description: 'Hex SHA-256 of the canonical definition (keys sorted).' }),
+    approved: z.boolean(),
+    changed: z.boolean().meta({ description: 'An approved capability whose definition has changed since (an unapproved change).' }),
+    approvedAt: timestamp.nullable(),
+    approvedByName: z.string().nullable(),
+    firstSeenAt: timestamp,
+    lastSeenAt: timestamp,
+    goneAt: timestamp.nullable().meta({ description: 'Set while the capability is missing upstream.' }),
+  })
+  .meta({ id: 'Capability' });
+
+export type CapabilityJson = z.infer<typeof capabilitySchema>;
+
+export function presentCapability(capability: Capability): CapabilityJson {
+  const kind = KINDS.find((value) => value === capability.kind) ?? 'tool';
+  return {
+    id: capability.id,
+    serverId: capability.serverId,
+    kind,
+    name: capability.name,
+    title: capability.title,
+    description: capability.description,
+    definition: capability.definitionJson ? (JSON.parse(capability.definitionJson) as Record<string, unknown>) : {},
+    fingerprint: capability.fingerprint,
+    approved: capability.approved,
+    changed: capability.changed,
+    approvedAt: orNull(capability.approvedAt),
+    approvedByName: orNull(capability.approvedByName),
+    firstSeenAt: capability.firstSeenAt ?? '',
+    lastSeenAt: capability.lastSeenAt ?? '',
+    goneAt: orNull(capability.goneAt),
+  };
+}

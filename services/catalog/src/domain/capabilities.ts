@@ -1,0 +1,109 @@
+import type { ListCapabilitiesRequest, ListCapabilitiesResponse, RefreshMcpServerRequest } from '@platform/proto/gen/platform/catalog/v1/catalog';
+import type { RequestContext } from '@platform/proto/gen/platform/common/v1/common';
+import { AppError, auditContext, parseAllowedNetworks, writeAuditEvent, type Transaction } from '@platform/runtime';
+import { SCHEMA, type CatalogDeps } from '../deps';
+import {
+  listServerCapabilities,
+  markCapabilitiesGone,
+  recordRefreshOutcome,
+  toCapability,
+  upsertCapability,
+  type CapabilityRow,
+} from '../store/capabilities-store';
+import type { McpServerRow } from '../store/mcp-servers-mappers';
+import { findTeamMcpServer } from '../store/mcp-servers-store';
+import { discoverCapabilities, DiscoveryError, type DiscoveredCapability, type DiscoveryTarget } from './discovery';
+import { UUID } from './gateway-rules';
+
+const NOT_FOUND = () => AppError.notFound('MCP server');
+
+async function teamServer(deps: CatalogDeps, teamId: string, serverId: string): Promise<McpServerRow> {
+  const row = UUID.test(teamId) && UUID.test(serverId) ? await findTeamMcpServer(deps.db, teamId, serverId.toLowerCase()) : null;
+  if (!row) throw NOT_FOUND();
+  return row;
+}
+
+/** How to reach the server; the credential is unsealed here only, for the discovery connection. */
+function targetOf(deps: CatalogDeps, row: McpServerRow): DiscoveryTarget {
+  const credential =
+    row.auth_value_sealed !== null
+      ? { name: row.auth_header_name || 'Authorization', value: deps.secrets.secretBox.decrypt(row.auth_value_sealed, row.id) }
+      : null;
+  return {
+    url: row.url,
+    transport: row.transport,
+    credential,
+    timeoutSeconds: row.timeout_seconds,
+    allowedNetworks: parseAllowedNetworks(deps.config.env.ALLOWED_INTERNAL_NETWORKS),
+  };
+}
+
+async function auditRefresh(tx: Transaction, context: RequestContext | undefined, row: McpServerRow, metadata: Record<string, unknown>) {
+  await writeAuditEvent(tx, SCHEMA, {
+    ...auditContext(context),
+    teamId: row.team_id,
+    action: 'mcp_server.refresh',
+    target: { type: 'mcp_server', id: row.id, label: row.slug },
+    metadata,
+  });
+}
+
+/** Counts for the audit entry: how many of each kind are present now, and what this refresh changed. */
+function refreshCounts(found: readonly DiscoveredCapability[], before: readonly CapabilityRow[], goneIds: readonly string[]) {
+  const previous = new Map(before.map((row) => [`${row.kind}\u0000${row.name}`, row]));
+  const count = (kind: string) => found.filter((item) => item.kind === kind).length;
+  let added = 0;
+  let redefined = 0;
+  for (const item of found) {
+    const old = previous.get(`${item.kind}\u0000${item.name}`);
+    if (!old) added++;
+    else if (old.fingerprint !== item.fingerprint) redefined++;
+  }
+  return { tools: count('tool'), resources: count('resource'), resourceTemplates: count('resource_template'), prompts: count('prompt'), added, redefined, gone: goneIds.length };
+}
+
+/**
+ * Discovers the server's capabilities upstream and stores them: new ones unapproved, seen ones with their current
+ * definition and fingerprint (approvals kept, so a change shows), missing ones gone. The outcome is recorded on the
+ * server (refreshed_at, or last_refresh_error with the failure's class) and audited `mcp_server.refresh` with counts.
+ * An unreachable or misbehaving upstream is 503 `unavailable`.
+ */
+export async function refreshMcpServer(deps: CatalogDeps, request: RefreshMcpServerRequest): Promise<ListCapabilitiesResponse> {
+  const server = await teamServer(deps, request.teamId, request.serverId);
+
+  let found: DiscoveredCapability[];
+  try {
+    found = await discoverCapabilities(targetOf(deps, server));
+  } catch (error) {
+    if (!(error instanceof DiscoveryError)) throw error;
+    deps.logger.warn({ serverId: server.id, errorClass: error.errorClass, err: error.cause }, 'MCP server discovery failed');
+    const message = `The MCP server could not be reached: ${error.errorClass}`;
+    await deps.db.transaction(async (tx) => {
+      await recordRefreshOutcome(tx, server.id, message);
+      await auditRefresh(tx, request.context, server, { outcome: 'failed', errorClass: error.errorClass });
+    });
+    throw new AppError('unavailable', message);
+  }
+
+  const rows = await deps.db.transaction(async (tx) => {
+    // Locks the server row: two refreshes of one server apply one after the other.
+    const locked = await findTeamMcpServer(tx, server.team_id, server.id, true);
+    if (!locked) throw NOT_FOUND();
+    const before = await listServerCapabilities(tx, server.id, true);
+    const present = new Set(found.map((item) => `${item.kind}\u0000${item.name}`));
+    const goneIds = before.filter((row) => row.gone_at === null && !present.has(`${row.kind}\u0000${row.name}`)).map((row) => row.id);
+    for (const item of found) await upsertCapability(tx, server.id, item);
+    await markCapabilitiesGone(tx, goneIds);
+    await recordRefreshOutcome(tx, server.id, null);
+    await auditRefresh(tx, request.context, locked, { outcome: 'succeeded', ...refreshCounts(found, before, goneIds) });
+    return listServerCapabilities(tx, server.id, false);
+  });
+  return { capabilities: rows.map(toCapability) };
+}
+
+/** The server's stored capabilities, by kind then name; gone ones only when asked for. */
+export async function listCapabilities(deps: CatalogDeps, request: ListCapabilitiesRequest): Promise<ListCapabilitiesResponse> {
+  const server = await teamServer(deps, request.teamId, request.serverId);
+  const rows = await listServerCapabilities(deps.db, server.id, request.includeGone);
+  return { capabilities: rows.map(toCapability) };
+}

@@ -1,0 +1,174 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { AddressNotAllowedError, createGuardedDispatcher, type ParsedCidr } from '@platform/runtime';
+import { fetch as undiciFetch, type RequestInit as UndiciRequestInit } from 'undici';
+import { fingerprintOf } from './fingerprint';
+
+export type CapabilityKind = 'tool' | 'resource' | 'resource_template' | 'prompt';
+
+/** One capability as discovered: what is stored and fingerprinted. */
+export interface DiscoveredCapability {
+  kind: CapabilityKind;
+  name: string;
+  title: string;
+  description: string;
+  /** The canonical definition: only the fields that say what the capability does (never `_meta` or icons). */
+  definition: Record<string, unknown>;
+  fingerprint: string;
+}
+
+/**
+ * The fields of each kind that make up its definition (spec: name, title, description, schemas, annotations; for
+ * resources the URI and MIME type; for prompts the arguments). A change to any of them changes the fingerprint.
+ */
+const DEFINITION_FIELDS: Record<CapabilityKind, readonly string[]> = {
+  tool: ['name', 'title', 'description', 'inputSchema', 'outputSchema', 'annotations'],
+  resource: ['name', 'title', 'description', 'uri', 'mimeType', 'annotations'],
+  resource_template: ['name', 'title', 'description', 'uriTemplate', 'mimeType', 'annotations'],
+  prompt: ['name', 'title', 'description', 'arguments'],
+};
+
+function text(value: unknown): string {
+  return typeof value === 'string' ? value : '';
+}
+
+/**
+ * The stored form of an item of a `.../list` answer. Tools and prompts are known by name; resources by URI and
+ * templates by URI template, because their names need not be unique while those are.
+ */
+export function toDiscovered(kind: CapabilityKind, item: Record<string, unknown>): DiscoveredCapability {
+  const definition: Record<string, unknown> = {};
+  for (const field of DEFINITION_FIELDS[kind]) if (item[field] !== undefined) definition[field] = item[field];
+  const key = kind === 'resource' ? item.uri : kind === 'resource_template' ? item.uriTemplate : item.name;
+  return {
+    kind,
+    name: text(key),
+    title: text(item.title) || text((item.annotations as Record<string, unknown> | undefined)?.title),
+    description: text(item.description),
+    definition,
+    fingerprint: fingerprintOf(definition),
+  };
+}
+
+/** What discovery needs of a server: where it is, how to talk to it, and its credential already decrypted. */
+export interface DiscoveryTarget {
+  url: string;
+  transport: string;
+  /** The static credential header, or null. */
+  credential: { name: string; value: string } | null;
+  timeoutSeconds: number;
+  allowedNetworks: readonly ParsedCidr[];
+}
+
+/** Why discovery failed, as a class safe to store and show: never the upstream's words or a credential. */
+export type DiscoveryErrorClass = 'timeout' | 'connection_refused' | 'address_not_allowed' | 'http_error' | 'protocol_error' | 'unreachable';
+
+export class DiscoveryError extends Error {
+  constructor(readonly errorClass: DiscoveryErrorClass, cause: unknown) {
+    super(`MCP discovery failed: ${errorClass}`, { cause });
+    this.name = 'DiscoveryError';
+  }
+}
+
+/** Safety stop against an upstream that pages forever. */
+const MAX_PAGES = 100;
+
+/**
+ * A fetch for the SDK whose every connection passes the address guard (undici with the guarded dispatcher), never
+ * through a proxy, never following a redirect by itself.
+ */
+function guardedFetchFor(allowedNetworks: readonly ParsedCidr[], timeoutMs: number) {
+  const dispatcher = createGuardedDispatcher({ allowedNetworks, connectTimeoutMs: timeoutMs });
+  const fetch = (url: string | URL, init?: RequestInit): Promise<Response> =>
+    undiciFetch(url, { ...(init as UndiciRequestInit), redirect: 'manual', dispatcher }) as unknown as Promise<Response>;
+  return { fetch, close: () => dispatcher.close() };
+}
+
+function transportFor(target: DiscoveryTarget, fetch: (url: string | URL, init?: RequestInit) => Promise<Response>): Transport {
+  const url = new URL(target.url);
+  const requestInit: RequestInit = target.credential ? { headers: { [target.credential.name]: target.credential.value } } : {};
+  if (target.transport === 'sse') return new SSEClientTransport(url, { requestInit, fetch });
+  return new StreamableHTTPClientTransport(url, { requestInit, fetch, reconnectionOptions: { maxRetries: 0, initialReconnectionDelay: 1000, maxReconnectionDelay: 1000, reconnectionDelayGrowFactor: 1 } });
+}
+
+/** Every page of one `.../list` method. */
+async function allPages<T>(list: (cursor: string | undefined) => Promise<{ items: T[]; nextCursor?: string | undefined }>): Promise<T[]> {
+  const items: T[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < MAX_PAGES; page++) {
+    const answer = await list(cursor);
+    items.push(...answer.items);
+    if (!answer.nextCursor) return items;
+    cursor = answer.nextCursor;
+  }
+  throw new DiscoveryError('protocol_error', new Error(`more than ${MAX_PAGES} pages`));
+}
+
+function classify(error: unknown): DiscoveryErrorClass {
+  if (error instanceof DiscoveryError) return error.errorClass;
+  const chain: unknown[] = [];
+  for (let current: unknown = error; current && chain.length < 6; current = (current as { cause?: unknown }).cause) chain.push(current);
+  if (chain.some((e) => e instanceof AddressNotAllowedError)) return 'address_not_allowed';
+  if (chain.some((e) => e instanceof McpError && e.code === ErrorCode.RequestTimeout)) return 'timeout';
+  const codes = chain.map((e) => (e as { code?: unknown }).code);
+  if (codes.includes('ECONNREFUSED')) return 'connection_refused';
+  if (codes.some((code) => code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'ETIMEDOUT')) return 'timeout';
+  if (chain.some((e) => e instanceof StreamableHTTPError)) return 'http_error';
+  if (chain.some((e) => e instanceof McpError || e instanceof SyntaxError || (e as Error)?.name === 'ZodError')) return 'protocol_error';
+  return 'unreachable';
+}
+
+/**
+ * Connects to an MCP server with the official SDK client and lists everything it advertises (tools, resources,
+ * resource templates, prompts), every page. Throws DiscoveryError with a class on any failure.
+ */
+export async function discoverCapabilities(target: DiscoveryTarget): Promise<DiscoveredCapability[]> {
+  const timeout = target.timeoutSeconds * 1000;
+  const guarded = guardedFetchFor(target.allowedNetworks, timeout);
+  const client = new Client({ name: 'platform-catalog', version: '1.0.0' });
+  const options = { timeout, maxTotalTimeout: timeout };
+  try {
+    await client.connect(transportFor(target, guarded.fetch), options);
+    const advertised = client.getServerCapabilities() ?? {};
+    const found: DiscoveredCapability[] = [];
+    const add = (kind: CapabilityKind, items: object[]) => found.push(...items.map((item) => toDiscovered(kind, item as Record<string, unknown>)));
+    if (advertised.tools) add('tool', await allPages(async (cursor) => {
+      const answer = await client.listTools(cursor ? { cursor } : {}, options);
+      return { items: answer.tools, nextCursor: answer.nextCursor };
+    }));
+    if (advertised.resources) {
+      add('resource', await allPages(async (cursor) => {
+        const answer = await client.listResources(cursor ? { cursor } : {}, options);
+        return { items: answer.resources, nextCursor: answer.nextCursor };
+      }));
+      add('resource_template', await allPages(async (cursor) => {
+        const answer = await client.listResourceTemplates(cursor ? { cursor } : {}, options);
+        return { items: answer.resourceTemplates, nextCursor: answer.nextCursor };
+      }));
+    }
+    if (advertised.prompts) add('prompt', await allPages(async (cursor) => {
+      const answer = await client.listPrompts(cursor ? { cursor } : {}, options);
+      return { items: answer.prompts, nextCursor: answer.nextCursor };
+    }));
+    return dedupe(found);
+  } catch (error) {
+    throw new DiscoveryError(classify(error), error);
+  } finally {
+    await client.close().catch(() => undefined);
+    await guarded.close().catch(() => undefined);
+  }
+}
+
+/** An upstream listing one name twice: the first wins (the store keys on kind and name). */
+function dedupe(found: DiscoveredCapability[]): DiscoveredCapability[] {
+  const seen = new Set<string>();
+  return found.filter((item) => {
+    const key = `${item.kind}\u0000${item.name}`;
+    if (!item.name || seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}

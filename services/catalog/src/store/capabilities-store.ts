@@ -1,0 +1,91 @@
+import { randomUUID } from 'node:crypto';
+import type { Capability } from '@platform/proto/gen/platform/catalog/v1/catalog';
+import type { Queryable } from '@platform/runtime';
+import type { DiscoveredCapability } from '../domain/discovery';
+import { iso } from './mappers';
+
+/** A `catalog.capabilities` row as the adapters return it (jsonb parsed, timestamps as Date). */
+export interface CapabilityRow {
+  id: string;
+  server_id: string;
+  kind: string;
+  name: string;
+  title: string;
+  description: string;
+  definition: Record<string, unknown>;
+  fingerprint: string;
+  approved_fingerprint: string | null;
+  approved_at: Date | null;
+  approved_by: string | null;
+  first_seen_at: Date;
+  last_seen_at: Date;
+  gone_at: Date | null;
+}
+
+const COLUMNS = `id, server_id, kind, name, title, description, definition, fingerprint, approved_fingerprint, approved_at,
+  approved_by, first_seen_at, last_seen_at, gone_at`;
+
+/** Kinds in the order lists show them. */
+const KIND_ORDER = `CASE kind WHEN 'tool' THEN 1 WHEN 'resource' THEN 2 WHEN 'resource_template' THEN 3 ELSE 4 END`;
+
+export async function listServerCapabilities(db: Queryable, serverId: string, includeGone: boolean): Promise<CapabilityRow[]> {
+  const { rows } = await db.query<CapabilityRow>(
+    `SELECT ${COLUMNS} FROM catalog.capabilities
+      WHERE server_id = $1 AND ($2::boolean OR gone_at IS NULL)
+      ORDER BY ${KIND_ORDER}, name`,
+    [serverId, includeGone],
+  );
+  return rows;
+}
+
+/**
+ * New capabilities are inserted unapproved; seen ones get their current definition, fingerprint and last_seen_at
+ * (the approved fingerprint stays, so a changed definition shows as `changed`), and re-appearing ones lose gone_at.
+ */
+export async function upsertCapability(db: Queryable, serverId: string, found: DiscoveredCapability): Promise<void> {
+  await db.query(
+    `INSERT INTO catalog.capabilities (id, server_id, kind, name, title, description, definition, fingerprint)
+     VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8)
+     ON CONFLICT (server_id, kind, name) DO UPDATE
+       SET title = EXCLUDED.title, description = EXCLUDED.description, definition = EXCLUDED.definition,
+           fingerprint = EXCLUDED.fingerprint, last_seen_at = now(), gone_at = NULL`,
+    [randomUUID(), serverId, found.kind, found.name, found.title, found.description, JSON.stringify(found.definition), found.fingerprint],
+  );
+}
+
+/** Marks the server's present capabilities with the given ids as gone. */
+export async function markCapabilitiesGone(db: Queryable, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await db.query(`UPDATE catalog.capabilities SET gone_at = now() WHERE id = ANY($1::uuid[]) AND gone_at IS NULL`, [ids]);
+}
+
+/** The outcome of a discovery on the server row: success clears the error, failure keeps the last success time. */
+export async function recordRefreshOutcome(db: Queryable, serverId: string, errorMessage: string | null): Promise<void> {
+  await db.query(
+    errorMessage === null
+      ? `UPDATE catalog.mcp_servers SET refreshed_at = now(), last_refresh_error = NULL WHERE id = $1`
+      : `UPDATE catalog.mcp_servers SET last_refresh_error = $2 WHERE id = $1`,
+    errorMessage === null ? [serverId] : [serverId, errorMessage],
+  );
+}
+
+/** The proto view: approved = the approved fingerprint is the current one; changed = one was approved and differs. */
+export function toCapability(row: CapabilityRow): Capability {
+  return {
+    id: row.id,
+    serverId: row.server_id,
+    kind: row.kind,
+    name: row.name,
+    title: row.title,
+    description: row.description,
+    definitionJson: JSON.stringify(row.definition),
+    fingerprint: row.fingerprint,
+    approved: row.approved_fingerprint !== null && row.approved_fingerprint === row.fingerprint,
+    changed: row.approved_fingerprint !== null && row.approved_fingerprint !== row.fingerprint,
+    approvedAt: iso(row.approved_at),
+    approvedByName: '',
+    firstSeenAt: iso(row.first_seen_at),
+    lastSeenAt: iso(row.last_seen_at),
+    goneAt: iso(row.gone_at),
+  };
+}

@@ -1,0 +1,199 @@
+import { createServer as createHttpServer } from 'node:http';
+import { createServer, type AddressInfo } from 'node:net';
+import { adminClient, databaseOf, eventually, newPerson, newTeam, startTestPlatform, unique, type TestPerson, type TestPlatform } from '@platform/test';
+import { startUpstream, type Upstream } from './upstream';
+
+const CREDENTIAL = 'upstream-secret-credential-value-1234';
+
+interface CapabilityJson {
+  id: string;
+  kind: string;
+  name: string;
+  title: string;
+  description: string;
+  definition: Record<string, unknown>;
+  fingerprint: string;
+  approved: boolean;
+  changed: boolean;
+  goneAt: string | null;
+}
+
+/** A port on 127.0.0.1 that nothing listens on (bound, then released). */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** Discovery of an MCP server's capabilities (issue 5, spec §2.5) against a real SDK upstream on loopback. */
+describe('MCP server capability discovery', () => {
+  let platform: TestPlatform;
+  let upstream: Upstream;
+  let owner: TestPerson;
+  let member: TestPerson;
+  let team: string;
+  let serverId: string;
+
+  beforeAll(async () => {
+    platform = await startTestPlatform({ env: { ALLOWED_INTERNAL_NETWORKS: '127.0.0.0/8' } });
+    upstream = await startUpstream('X-Upstream-Key');
+    upstream.state.tools = [
+      { name: 'search', description: 'Search the web' },
+      { name: 'fetch', description: 'Fetch a page' },
+    ];
+    const admin = await adminClient(platform);
+    owner = await newPerson(platform, admin, 'owner');
+    member = await newPerson(platform, admin, 'member');
+    team = await newTeam(admin, owner, [[member, 'member']]);
+    const created = await owner.client.post(`/v1/teams/${team}/mcp-servers`, {
+      name: 'Upstream',
+      slug: unique('up'),
+      url: upstream.url,
+      authHeaderName: 'X-Upstream-Key',
+      authValue: CREDENTIAL,
+      timeoutSeconds: 5,
+    });
+    expect(created.status).toBe(201);
+    serverId = created.body.data.id;
+  }, 120_000);
+  afterAll(async () => {
+    await platform?.stop();
+    await upstream?.close();
+  });
+
+  const refresh = (who: TestPerson = owner) => who.client.post(`/v1/teams/${team}/mcp-servers/${serverId}/refresh`);
+  const list = (query = '') => member.client.get(`/v1/teams/${team}/mcp-servers/${serverId}/capabilities${query}`);
+  const byKey = (items: CapabilityJson[]) => new Map(items.map((item) => [`${item.kind}:${item.name}`, item]));
+
+  it('lists tools, resources, templates and prompts with fingerprints, unapproved, sending the credential upstream', async () => {
+    upstream.state.seenCredentials = [];
+    const refreshed = await refresh();
+    expect(refreshed.status).toBe(200);
+    const items = refreshed.body.data as CapabilityJson[];
+    expect(items.map((item) => `${item.kind}:${item.name}`)).toEqual([
+      'tool:fetch',
+      'tool:search',
+      'resource:file:///readme.md',
+      'resource_template:issues://{id}',
+      'prompt:summarise',
+    ]);
+    for (const item of items) {
+      expect(item.fingerprint).toMatch(/^[0-9a-f]{64}$/);
+      expect([item.approved, item.changed, item.goneAt]).toEqual([false, false, null]);
+    }
+    const search = byKey(items).get('tool:search')!;
+    expect(search).toMatchObject({ title: 'search title', description: 'Search the web' });
+    expect(search.definition).toMatchObject({ name: 'search', inputSchema: { type: 'object', properties: { query: { type: 'string' } } } });
+    expect(byKey(items).get('prompt:summarise')!.definition.arguments).toEqual([{ name: 'text', required: true }]);
+
+    expect(upstream.state.seenCredentials.length).toBeGreaterThan(0);
+    expect(upstream.state.seenCredentials.every((value) => value === CREDENTIAL)).toBe(true);
+    expect(JSON.stringify(refreshed.body)).not.toContain(CREDENTIAL);
+    expect(JSON.stringify((await list()).body)).not.toContain(CREDENTIAL);
+  });
+
+  it('keeps ids and fingerprints when the upstream is unchanged, and members can read the list', async () => {
+    const first = byKey((await list()).body.data);
+    const second = await refresh();
+    expect(second.status).toBe(200);
+    const again = byKey(second.body.data);
+    expect([...again.keys()]).toEqual([...first.keys()]);
+    for (const [key, item] of again) expect([item.id, item.fingerprint]).toEqual([first.get(key)!.id, first.get(key)!.fingerprint]);
+  });
+
+  it('changes the fingerprint of a tool whose description changed, and only that one', async () => {
+    const before = byKey((await list()).body.data);
+    upstream.state.tools = [
+      { name: 'search', description: 'Search the whole web' },
+      { name: 'fetch', description: 'Fetch a page' },
+    ];
+    const after = byKey((await refresh()).body.data);
+    expect(after.get('tool:search')!.fingerprint).not.toBe(before.get('tool:search')!.fingerprint);
+    expect(after.get('tool:search')!.id).toBe(before.get('tool:search')!.id);
+    expect(after.get('tool:search')!.description).toBe('Search the whole web');
+    expect(after.get('tool:fetch')!.fingerprint).toBe(before.get('tool:fetch')!.fingerprint);
+  });
+
+  it('marks a removed tool gone, shows it only with includeGone, and clears goneAt when it reappears', async () => {
+    upstream.state.tools = [{ name: 'search', description: 'Search the whole web' }];
+    const refreshed = await refresh();
+    expect(refreshed.status).toBe(200);
+    expect(byKey(refreshed.body.data).has('tool:fetch')).toBe(false);
+    const withGone = byKey((await list('?includeGone=true')).body.data);
+    expect(withGone.get('tool:fetch')!.goneAt).toEqual(expect.any(String));
+
+    upstream.state.tools = [
+      { name: 'search', description: 'Search the whole web' },
+      { name: 'fetch', description: 'Fetch a page' },
+    ];
+    const back = byKey((await refresh()).body.data);
+    expect(back.get('tool:fetch')).toMatchObject({ id: withGone.get('tool:fetch')!.id, goneAt: null });
+  });
+
+  it('audits refreshes with counts', async () => {
+    // Five successful refreshes so far; audit entries arrive asynchronously, newest first.
+    const entries = await eventually(
+      async () => ((await owner.client.get(`/v1/teams/${team}/audit?action=mcp_server.refresh`)).body.data ?? []) as { targetId: string; metadata: object }[],
+      (items) => items.length >= 5,
+    );
+    const entry = entries[0]!;
+    expect(entry.targetId).toBe(serverId);
+    expect(entry.metadata).toMatchObject({ outcome: 'succeeded', tools: 2, resources: 1, resourceTemplates: 1, prompts: 1 });
+    expect(JSON.stringify(entry)).not.toContain(CREDENTIAL);
+  });
+
+  it('refuses members (403) and unknown servers (404)', async () => {
+    expect((await refresh(member)).status).toBe(403);
+    const unknown = await owner.client.post(`/v1/teams/${team}/mcp-servers/00000000-0000-4000-8000-000000000000/refresh`);
+    expect(unknown.status).toBe(404);
+  });
+
+  it('answers 503 for an unreachable server and records the error', async () => {
+    const created = await owner.client.post(`/v1/teams/${team}/mcp-servers`, {
+      name: 'Down',
+      slug: unique('down'),
+      url: `http://127.0.0.1:${await closedPort()}/mcp`,
+      timeoutSeconds: 3,
+    });
+    expect(created.status).toBe(201);
+    const downId = created.body.data.id as string;
+    const refused = await owner.client.post(`/v1/teams/${team}/mcp-servers/${downId}/refresh`);
+    expect([refused.status, refused.body.error?.code]).toEqual([503, 'unavailable']);
+    expect(refused.body.error.message).toBe('The MCP server could not be reached: connection_refused');
+
+    const entry = await eventually(
+      async () =>
+        ((await owner.client.get(`/v1/teams/${team}/audit?action=mcp_server.refresh`)).body.data ?? []).find(
+          (item: { targetId: string }) => item.targetId === downId,
+        ),
+      'a failed mcp_server.refresh audit entry',
+    );
+    expect(entry.metadata).toEqual({ outcome: 'failed', errorClass: 'connection_refused' });
+
+    const db = await databaseOf(platform);
+    if (db) {
+      try {
+        const { rows } = await db.query('SELECT last_refresh_error, refreshed_at FROM catalog.mcp_servers WHERE id = $1', [downId]);
+        expect(rows[0]).toEqual({ last_refresh_error: 'The MCP server could not be reached: connection_refused', refreshed_at: null });
+      } finally {
+        await db.end();
+      }
+    }
+    expect((await owner.client.get(`/v1/teams/${team}/mcp-servers/${downId}/capabilities`)).body.data).toEqual([]);
+  });
+
+  it('answers 503 for a malformed upstream answer', async () => {
+    const garbage = createHttpServer((_request, response) => response.writeHead(200, { 'content-type': 'application/json' }).end('{not json'));
+    await new Promise<void>((resolve) => garbage.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = garbage.address() as AddressInfo;
+      const created = await owner.client.post(`/v1/teams/${team}/mcp-servers`, { name: 'Bad', slug: unique('bad'), url: `http://127.0.0.1:${port}/mcp` });
+      const refused = await owner.client.post(`/v1/teams/${team}/mcp-servers/${created.body.data.id}/refresh`);
+      expect([refused.status, refused.body.error?.message]).toEqual([503, 'The MCP server could not be reached: protocol_error']);
+    } finally {
+      await new Promise((resolve) => garbage.close(resolve));
+    }
+  });
+});

@@ -24,6 +24,8 @@ import {
 const available = chromiumAvailable();
 if (!available) console.warn('pages-chromium: skipped, /usr/bin/chromium is missing (bash deploy/provision.sh installs it)');
 const describeWithBrowser = available ? describe : describe.skip;
+// A real browser on a 2-core machine beside the whole platform (embedded storage on a laptop) can be slow.
+jest.setTimeout(90_000);
 
 describeWithBrowser('sign-in and consent pages in Chromium', () => {
   let platform: TestPlatform;

@@ -63,3 +63,12 @@ export function authorize(policy: RoutePolicy, caller: Caller | null, path: stri
   if (access.role === null) throw AppError.notFound('Team');
   if (!(policy.team ?? []).includes(access.role)) throw AppError.forbidden();
 }
+
+/** Policies many team routes share. */
+export const TEAM_MEMBERS_AND_PLATFORM_STAFF: RoutePolicy = {
+  callers: 'team members; platform staff',
+  team: ['owner', 'admin', 'editor', 'member'],
+  platform: ['admin', 'auditor', 'staff'],
+};
+
+export const TEAM_OWNERS_AND_ADMINS: RoutePolicy = { callers: 'team owners and admins', team: ['owner', 'admin'] };

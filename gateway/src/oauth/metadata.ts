@@ -3,7 +3,7 @@ import { AppError } from '@platform/runtime';
 import type { EdgeDeps } from '../edge-deps';
 import { setRouteTemplate } from '../route-template';
 import { allowAnyOrigin } from './cors';
-import { isGatewaySlug } from './gateway-slug';
+import { isSlug } from '../slug';
 import { gatewayResource } from './resource';
 
 /** Discovery documents change only with the installation's settings: cacheable, but briefly. */
@@ -57,7 +57,7 @@ export function mountDiscovery(app: Express, deps: EdgeDeps): void {
   app.options(PROTECTED_RESOURCE_METADATA_PATH, template, cors);
   app.get(PROTECTED_RESOURCE_METADATA_PATH, template, cors, (req: Request, res: Response) => {
     const slug = req.params.slug;
-    if (!isGatewaySlug(slug)) throw AppError.notFound('Gateway');
+    if (!isSlug(slug)) throw AppError.notFound('Gateway');
     res.set('Cache-Control', DISCOVERY_CACHE).json(protectedResourceMetadata(deps, slug));
   });
 }

@@ -3,7 +3,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { AppError } from '@platform/runtime';
 import type { EdgeDeps } from '../edge-deps';
 import { createRemembered } from '../auth/remembered';
-import { isGatewaySlug } from './gateway-slug';
+import { isSlug } from '../slug';
 import { protectedResourceMetadataUrl } from './resource';
 
 /** Who is calling a gateway, set on `res.locals.mcpPrincipal` by `requireGatewayToken`. */
@@ -55,7 +55,7 @@ type Remember = ReturnType<typeof createRemembered<McpPrincipal>>;
 
 async function check(deps: EdgeDeps, remember: Remember, req: Request, res: Response): Promise<void> {
   const slug = req.params.slug;
-  if (!isGatewaySlug(slug)) throw AppError.notFound('Gateway');
+  if (!isSlug(slug)) throw AppError.notFound('Gateway');
   const metadata = protectedResourceMetadataUrl(deps.settings.appUrl, slug);
   const token = bearerToken(req.headers.authorization);
   if (token === null) throw unauthorized(metadata, false, 'An access token is required');

@@ -1,4 +1,4 @@
-import { isGatewaySlug } from './gateway-slug';
+import { isSlug } from '../slug';
 
 /** The resource identifier (RFC 8707) of a gateway: `{APP_URL}/mcp/{slug}`. */
 export function gatewayResource(appUrl: string, slug: string): string {
@@ -40,5 +40,5 @@ export function slugOfResource(appUrl: string, resource: string): string | null 
   const base = canonicalUrl(`${appUrl}/mcp/`);
   if (!canonical || !base || !canonical.startsWith(base)) return null;
   const slug = canonical.slice(base.length);
-  return isGatewaySlug(slug) ? slug : null;
+  return isSlug(slug) ? slug : null;
 }

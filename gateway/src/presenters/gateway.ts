@@ -1,16 +1,16 @@
 import { z } from 'zod';
+import { SLUG_PATTERN } from '../slug';
 import type { Gateway } from '@platform/proto/gen/platform/catalog/v1/catalog';
 import { timestamp, toNumber, uuid } from './common';
 
 /** A gateway slug: 1 to 63 lowercase letters, digits and hyphens, starting and ending with a letter or digit. */
-export const GATEWAY_SLUG = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 
 /** A gateway: a team's MCP endpoint, served at `url`. */
 export const gatewaySchema = z
   .object({
     id: uuid,
     teamId: uuid,
-    slug: z.string().meta({ pattern: GATEWAY_SLUG.source, description: 'Unique across the installation.' }),
+    slug: z.string().meta({ pattern: SLUG_PATTERN.source, description: 'Unique across the installation.' }),
     name: z.string(),
     enabled: z.boolean().meta({ description: 'When false, no one can authorize for or use the gateway.' }),
     url: z.string().meta({ description: 'The MCP endpoint: `{APP_URL}/mcp/{slug}`; also the OAuth resource identifier.' }),

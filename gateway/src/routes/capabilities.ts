@@ -1,16 +1,13 @@
 import { z } from 'zod';
+import { TEAM_MEMBERS_AND_PLATFORM_STAFF, TEAM_OWNERS_AND_ADMINS } from '../auth/policy';
 import { requestContextOf, teamOf } from '../auth/caller';
 import type { EdgeDeps } from '../edge-deps';
 import { capabilitySchema, presentCapability } from '../presenters/capability';
 import { defineRoute, type AnyRouteDefinition } from '../route';
 import { teamParam } from '../team-ref';
 
-const MANAGE = { callers: 'team owners and admins', team: ['owner', 'admin'] } as const;
-const READ = {
-  callers: 'team members; platform staff',
-  team: ['owner', 'admin', 'editor', 'member'],
-  platform: ['admin', 'auditor', 'staff'],
-} as const;
+const MANAGE = TEAM_OWNERS_AND_ADMINS;
+const READ = TEAM_MEMBERS_AND_PLATFORM_STAFF;
 
 const serverParams = z.object({ team: teamParam, serverId: z.uuid().meta({ description: 'MCP server id.' }) });
 const capabilityList = z.array(capabilitySchema);

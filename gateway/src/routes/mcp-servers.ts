@@ -1,25 +1,17 @@
 import { z } from 'zod';
+import { TEAM_MEMBERS_AND_PLATFORM_STAFF, TEAM_OWNERS_AND_ADMINS } from '../auth/policy';
 import { requestContextOf, teamOf } from '../auth/caller';
 import type { EdgeDeps } from '../edge-deps';
 import { pageQuery, pageResponse } from '../pagination';
-import { GATEWAY_SLUG } from '../presenters/gateway';
+import { slugSchema } from '../slug';
 import { mcpServerSchema, presentMcpServer } from '../presenters/mcp-server';
 import { defineRoute, type AnyRouteDefinition } from '../route';
 import { teamParam } from '../team-ref';
 
-const MANAGE = { callers: 'team owners and admins', team: ['owner', 'admin'] } as const;
-const READ = {
-  callers: 'team members; platform staff',
-  team: ['owner', 'admin', 'editor', 'member'],
-  platform: ['admin', 'auditor', 'staff'],
-} as const;
+const MANAGE = TEAM_OWNERS_AND_ADMINS;
+const READ = TEAM_MEMBERS_AND_PLATFORM_STAFF;
 
-const UUID_LIKE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const slug = z
-  .string()
-  .regex(GATEWAY_SLUG, 'must be 1 to 63 lowercase letters, digits and hyphens, starting and ending with a letter or digit')
-  .refine((value) => !UUID_LIKE.test(value), 'must not look like a UUID')
-  .meta({ description: 'Unique within the team.', example: 'search' });
+const slug = slugSchema({ description: 'Unique within the team.', example: 'search' });
 const fields = {
   name: z.string().trim().min(1).max(100),
   description: z.string().max(2000),

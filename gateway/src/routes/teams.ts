@@ -9,14 +9,10 @@ import { uuid } from '../presenters/common';
 import { memberSchema, memberTeamSchema, presentMember, presentMemberTeam } from '../presenters/member';
 import { presentTeam, teamSchema } from '../presenters/team';
 import { defineRoute, type AnyRouteDefinition } from '../route';
+import { slugSchema } from '../slug';
 import { teamParam } from '../team-ref';
 
-const UUID_LIKE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const slug = z
-  .string()
-  .regex(/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/, 'must be 1 to 63 lowercase letters, digits and hyphens, starting and ending with a letter or digit')
-  .refine((value) => !UUID_LIKE.test(value), 'must not look like a UUID')
-  .meta({ description: 'Unique across the installation; used in paths in place of the id.', example: 'acme' });
+const slug = slugSchema({ description: 'Unique across the installation; used in paths in place of the id.', example: 'acme' });
 const name = z.string().trim().min(1).max(100);
 const role = z.enum(TEAM_ROLES);
 const teamParams = z.object({ team: teamParam });

@@ -181,7 +181,9 @@ export function outboxContract(fixture: () => OutboxFixture): void {
     await waitFor(() => expect(handlerTraceId).toBeDefined());
     expect(writerTraceId).toMatch(/^[0-9a-f]{32}$/);
     expect(handlerTraceId).toBe(writerTraceId);
-    const consumerSpan = fixture().spans.getFinishedSpans().find((s) => s.name === 'things.v1 process' && s.spanContext().traceId === writerTraceId);
-    expect(consumerSpan).toBeDefined();
+    // The consumer span ends after the handler's transaction commits, a moment after the handler ran.
+    const consumerSpan = () =>
+      fixture().spans.getFinishedSpans().find((s) => s.name === 'things.v1 process' && s.spanContext().traceId === writerTraceId);
+    await waitFor(() => expect(consumerSpan()).toBeDefined());
   });
 }

@@ -44,6 +44,7 @@ export function gatewayRoutes(deps: EdgeDeps): AnyRouteDefinition[] {
           slug: ctx.body.slug,
           name: ctx.body.name,
           enabled: ctx.body.enabled,
+          servers: [],
         });
         const data = present(gateway);
         return { status: 201, data, revision: data.revision };

@@ -4,6 +4,7 @@ import type { CatalogDeps } from '../deps';
 import { capabilityHandlers } from './capabilities';
 import { gatewayHandlers } from './gateways';
 import { mcpServerHandlers } from './mcp-servers';
+import { pendingHandlers } from './pending';
 
 /**
  * gRPC handlers of the catalog service, one file per area; they translate messages to domain calls and back.
@@ -19,6 +20,7 @@ export function createCatalogServiceHandlers(deps: CatalogDeps): AsyncServiceImp
       ...gatewayHandlers(deps),
       ...mcpServerHandlers(deps),
       ...capabilityHandlers(deps),
+      ...pendingHandlers(),
     },
     ['createGateway', 'createMcpServer'],
   );

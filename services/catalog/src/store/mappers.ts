@@ -25,5 +25,6 @@ export function toGateway(row: GatewayRow): Gateway {
     revision: row.revision,
     createdAt: iso(row.created_at),
     updatedAt: iso(row.updated_at),
+    servers: [],
   };
 }

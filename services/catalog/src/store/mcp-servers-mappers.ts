@@ -46,5 +46,17 @@ export function toMcpServer(row: McpServerRow): McpServer {
     revision: row.revision,
     createdAt: iso(row.created_at),
     updatedAt: iso(row.updated_at),
+    // Filled by the publishing, health and platform-view slices (issue 5).
+    effectivePublishPolicy: '',
+    publishRequestNote: '',
+    publishReviewedByName: '',
+    publishReviewNote: '',
+    pendingChanges: 0,
+    lastRefreshError: '',
+    accessMode: 'proxy',
+    visibility: 'teams',
+    personal: false,
+    visibleTeamIds: [row.team_id],
+    hasHeaders: hasAuth,
   };
 }

@@ -7,6 +7,7 @@ import { authHandlers } from './auth';
 import { maintenanceHandlers } from './maintenance';
 import { oauthHandlers } from './oauth';
 import { peopleHandlers } from './people';
+import { pendingHandlers } from './pending';
 import { serviceAccountHandlers } from './service-accounts';
 import { teamHandlers } from './teams';
 
@@ -25,6 +26,7 @@ export function createIdentityHandlers(deps: IdentityDeps): AsyncServiceImplemen
     ...auditHandlers(deps),
     ...maintenanceHandlers(deps),
     ...oauthHandlers(deps),
+    ...pendingHandlers(),
   }, LEAVES_AUTHENTICATION_UNCHANGED);
 }
 

@@ -77,5 +77,6 @@ export function toTeam(row: TeamRow): Team {
     createdAt: iso(row.created_at),
     updatedAt: iso(row.updated_at),
     personalOwnerId: row.personal_owner_id ?? '',
+    publishingOverride: '',
   };
 }

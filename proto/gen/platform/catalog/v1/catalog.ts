@@ -33,7 +33,27 @@ export interface Gateway {
   enabled: boolean;
   revision: string;
   createdAt?: string | undefined;
-  updatedAt?: string | undefined;
+  updatedAt?:
+    | string
+    | undefined;
+  /** The servers the gateway fronts, in order (earlier wins when resolving a resource URI). */
+  servers: GatewayServer[];
+}
+
+/** One server of a gateway. Exposed names are `{prefix}__{name}`, or the bare name when the prefix is empty. */
+export interface GatewayServer {
+  serverId: string;
+  prefix: string;
+  serverSlug: string;
+  serverName: string;
+  /** The server's team (the gateway's own team, or the platform team for a platform server). */
+  serverTeamId: string;
+}
+
+/** A server as a gateway change names it. An absent prefix means the server's slug. */
+export interface GatewayServerRef {
+  serverId: string;
+  prefix?: string | undefined;
 }
 
 export interface CreateGatewayRequest {
@@ -42,6 +62,74 @@ export interface CreateGatewayRequest {
   slug: string;
   name: string;
   enabled: boolean;
+  servers: GatewayServerRef[];
+}
+
+/** Absent fields are unchanged; servers replace the list when replace_servers is set. */
+export interface UpdateGatewayRequest {
+  context?: RequestContext | undefined;
+  teamId: string;
+  /** Id or slug. */
+  gatewayRef: string;
+  expectedRevision: string;
+  slug?: string | undefined;
+  name?: string | undefined;
+  enabled?: boolean | undefined;
+  replaceServers: boolean;
+  servers: GatewayServerRef[];
+}
+
+export interface DeleteGatewayRequest {
+  context?: RequestContext | undefined;
+  teamId: string;
+  gatewayRef: string;
+}
+
+export interface DeleteGatewayResponse {
+}
+
+export interface ResolveGatewayRequest {
+  slug: string;
+}
+
+export interface GatewayRuntime {
+  gateway?: Gateway | undefined;
+  servers: RuntimeServer[];
+}
+
+/** A server as the data plane uses it: only servers currently in the gateway team's catalog and enabled. */
+export interface RuntimeServer {
+  id: string;
+  slug: string;
+  name: string;
+  teamId: string;
+  prefix: string;
+  url: string;
+  transport: string;
+  timeoutSeconds: number;
+  /** Static upstream headers, unsealed (the credential). Never logged or presented. */
+  headers: { [key: string]: string };
+  sendIdentity: boolean;
+  capturePayloads: boolean;
+  /** Approved capabilities whose current fingerprint is the approved one; nothing else is exposed. */
+  capabilities: RuntimeCapability[];
+}
+
+export interface RuntimeServer_HeadersEntry {
+  key: string;
+  value: string;
+}
+
+export interface RuntimeCapability {
+  /** 'tool', 'resource', 'resource_template' or 'prompt'. */
+  kind: string;
+  /** The upstream name (for a resource: its URI; for a template: its URI template). */
+  name: string;
+  /** The name the gateway's clients see (tools and prompts prefixed; resources keep their URI). */
+  exposedName: string;
+  /** The approved definition (JSON object) as the upstream listed it. */
+  definitionJson: string;
+  fingerprint: string;
 }
 
 export interface ListGatewaysRequest {
@@ -93,11 +181,111 @@ export interface McpServer {
   enabled: boolean;
   sendIdentity: boolean;
   capturePayloads: boolean;
-  /** 'draft' until publishing arrives. */
+  /** 'draft', 'pending', 'published' or 'rejected'. */
   publishState: string;
   revision: string;
   createdAt?: string | undefined;
-  updatedAt?: string | undefined;
+  updatedAt?:
+    | string
+    | undefined;
+  /** 'approval_required' or 'self_publish': the team's override, else the platform default. */
+  effectivePublishPolicy: string;
+  publishRequestedAt?: string | undefined;
+  publishRequestNote: string;
+  publishReviewedAt?: string | undefined;
+  publishReviewedByName: string;
+  publishReviewNote: string;
+  /** Present capabilities (not gone) by kind. */
+  counts?:
+    | CapabilityCounts
+    | undefined;
+  /** Present capabilities that are new or changed and not approved. */
+  pendingChanges: number;
+  health?: ServerHealth | undefined;
+  refreshedAt?: string | undefined;
+  lastRefreshError: string;
+  /** Platform admin view (§2.4). A team's own server is always 'proxy', visibility 'teams' of itself, personal false. */
+  accessMode: string;
+  visibility: string;
+  personal: boolean;
+  /** For visibility 'teams': the team ids the server is offered to. */
+  visibleTeamIds: string[];
+  /** Whether any static upstream header is stored (the admin view's hasHeaders). */
+  hasHeaders: boolean;
+}
+
+export interface CapabilityCounts {
+  tools: number;
+  resources: number;
+  resourceTemplates: number;
+  prompts: number;
+}
+
+/** The result of the latest periodic health check (initialize + ping). */
+export interface ServerHealth {
+  /** 'unknown' (never checked), 'healthy' or 'unhealthy'. */
+  status: string;
+  checkedAt?: string | undefined;
+  statusSince?: string | undefined;
+  latencyMs: number;
+  /** Empty when healthy: 'timeout', 'connection_refused', 'http_error', 'protocol_error', 'address_not_allowed', ... */
+  errorClass: string;
+  message: string;
+  signInRequired: boolean;
+}
+
+export interface ListAllMcpServersRequest {
+  page?:
+    | PageRequest
+    | undefined;
+  /** Optional filter: one team's servers. */
+  teamId: string;
+}
+
+/**
+ * Op 16. Absent fields are unchanged. headers replace all when replace_headers is set (an empty map removes
+ * them); visible_team_ids replace the list when replace_teams is set.
+ */
+export interface AdminUpdateMcpServerRequest {
+  context?: RequestContext | undefined;
+  serverId: string;
+  expectedRevision: string;
+  name?: string | undefined;
+  description?: string | undefined;
+  url?: string | undefined;
+  replaceHeaders: boolean;
+  headers: { [key: string]: string };
+  accessMode?: string | undefined;
+  visibility?: string | undefined;
+  personal?: boolean | undefined;
+  replaceTeams: boolean;
+  visibleTeamIds: string[];
+  enabled?: boolean | undefined;
+}
+
+export interface AdminUpdateMcpServerRequest_HeadersEntry {
+  key: string;
+  value: string;
+}
+
+export interface PublishMcpServerRequest {
+  context?: RequestContext | undefined;
+  teamId: string;
+  serverId: string;
+  note: string;
+}
+
+export interface ReviewMcpServerRequest {
+  context?: RequestContext | undefined;
+  serverId: string;
+  /** 'approve' or 'reject'. */
+  decision: string;
+  note: string;
+}
+
+export interface ListCatalogRequest {
+  teamId: string;
+  page?: PageRequest | undefined;
 }
 
 export interface CreateMcpServerRequest {
@@ -209,6 +397,90 @@ export interface ListCapabilitiesResponse {
   capabilities: Capability[];
 }
 
+export interface ApproveCapabilityRequest {
+  context?:
+    | RequestContext
+    | undefined;
+  /** Empty for the platform admins' route (any team's server). */
+  teamId: string;
+  serverId: string;
+  capabilityId: string;
+  /** True on the platform admins' route: approves whatever the publish policy. */
+  asPlatformAdmin: boolean;
+}
+
+/** One request made through a gateway (§2.9). */
+export interface CallRecord {
+  /** int64 >= 1, assigned when stored. */
+  id: string;
+  occurredAt?: string | undefined;
+  method: string;
+  exposedName: string;
+  gateway?: CallTarget | undefined;
+  server?: CallTarget | undefined;
+  principal?: CallPrincipal | undefined;
+  clientName: string;
+  /**
+   * 'ok', 'error' (a JSON-RPC error answered by the upstream or the gateway), 'refused' (hidden or unknown
+   * capability), 'timeout', 'upstream_unavailable', 'cancelled'.
+   */
+  outcome: string;
+  errorClass: string;
+  providerSlug: string;
+  latencyMs: number;
+  requestBytes: string;
+  responseBytes: string;
+  requestId: string;
+  captured: boolean;
+  /** Only when captured (the server's capturePayloads), each capped in size. */
+  requestPayload: string;
+  responsePayload: string;
+  teamId: string;
+}
+
+export interface CallTarget {
+  id: string;
+  slug: string;
+  name: string;
+  exists: boolean;
+}
+
+export interface CallPrincipal {
+  /** 'user' (an OAuth access token of a person), 'api_key', 'service_account'. */
+  kind: string;
+  userId: string;
+  displayName: string;
+  email: string;
+  apiKeyName: string;
+  oauthClientName: string;
+  oauthClientVerified: boolean;
+  serviceAccountId: string;
+  serviceAccountTeamSlug: string;
+  serviceAccountExists: boolean;
+}
+
+export interface ListCallsRequest {
+  teamId: string;
+  page?: PageRequest | undefined;
+  gatewayId: string;
+  serverId: string;
+  outcome: string;
+  method: string;
+  userId: string;
+  since?: string | undefined;
+  until?: string | undefined;
+}
+
+export interface ListCallsResponse {
+  calls: CallRecord[];
+  page?: PageInfo | undefined;
+}
+
+export interface GetCallRequest {
+  teamId: string;
+  callId: string;
+}
+
 function createBaseGetServiceStatusRequest(): GetServiceStatusRequest {
   return {};
 }
@@ -263,6 +535,7 @@ function createBaseGateway(): Gateway {
     revision: "0",
     createdAt: undefined,
     updatedAt: undefined,
+    servers: [],
   };
 }
 
@@ -291,6 +564,9 @@ export const Gateway: MessageFns<Gateway> = {
     }
     if (message.updatedAt !== undefined) {
       Timestamp.encode(toTimestamp(message.updatedAt), writer.uint32(66).fork()).join();
+    }
+    for (const v of message.servers) {
+      GatewayServer.encode(v!, writer.uint32(74).fork()).join();
     }
     return writer;
   },
@@ -372,6 +648,14 @@ export const Gateway: MessageFns<Gateway> = {
             message.updatedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
             continue;
           }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.servers.push(GatewayServer.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -406,6 +690,9 @@ export const Gateway: MessageFns<Gateway> = {
         : isSet(object.updated_at)
         ? globalThis.String(object.updated_at)
         : undefined,
+      servers: globalThis.Array.isArray(object?.servers)
+        ? object.servers.map((e: any) => GatewayServer.fromJSON(e))
+        : [],
     };
   },
 
@@ -435,12 +722,230 @@ export const Gateway: MessageFns<Gateway> = {
     if (message.updatedAt !== undefined) {
       obj.updatedAt = message.updatedAt;
     }
+    if (message.servers?.length) {
+      obj.servers = message.servers.map((e) => GatewayServer.toJSON(e));
+    }
+    return obj;
+  },
+};
+
+function createBaseGatewayServer(): GatewayServer {
+  return { serverId: "", prefix: "", serverSlug: "", serverName: "", serverTeamId: "" };
+}
+
+export const GatewayServer: MessageFns<GatewayServer> = {
+  encode(message: GatewayServer, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.serverId !== "") {
+      writer.uint32(10).string(message.serverId);
+    }
+    if (message.prefix !== "") {
+      writer.uint32(18).string(message.prefix);
+    }
+    if (message.serverSlug !== "") {
+      writer.uint32(26).string(message.serverSlug);
+    }
+    if (message.serverName !== "") {
+      writer.uint32(34).string(message.serverName);
+    }
+    if (message.serverTeamId !== "") {
+      writer.uint32(42).string(message.serverTeamId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GatewayServer {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGatewayServer();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.serverId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.prefix = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.serverSlug = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.serverName = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.serverTeamId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GatewayServer {
+    return {
+      serverId: isSet(object.serverId)
+        ? globalThis.String(object.serverId)
+        : isSet(object.server_id)
+        ? globalThis.String(object.server_id)
+        : "",
+      prefix: isSet(object.prefix) ? globalThis.String(object.prefix) : "",
+      serverSlug: isSet(object.serverSlug)
+        ? globalThis.String(object.serverSlug)
+        : isSet(object.server_slug)
+        ? globalThis.String(object.server_slug)
+        : "",
+      serverName: isSet(object.serverName)
+        ? globalThis.String(object.serverName)
+        : isSet(object.server_name)
+        ? globalThis.String(object.server_name)
+        : "",
+      serverTeamId: isSet(object.serverTeamId)
+        ? globalThis.String(object.serverTeamId)
+        : isSet(object.server_team_id)
+        ? globalThis.String(object.server_team_id)
+        : "",
+    };
+  },
+
+  toJSON(message: GatewayServer): unknown {
+    const obj: any = {};
+    if (message.serverId !== "") {
+      obj.serverId = message.serverId;
+    }
+    if (message.prefix !== "") {
+      obj.prefix = message.prefix;
+    }
+    if (message.serverSlug !== "") {
+      obj.serverSlug = message.serverSlug;
+    }
+    if (message.serverName !== "") {
+      obj.serverName = message.serverName;
+    }
+    if (message.serverTeamId !== "") {
+      obj.serverTeamId = message.serverTeamId;
+    }
+    return obj;
+  },
+};
+
+function createBaseGatewayServerRef(): GatewayServerRef {
+  return { serverId: "", prefix: undefined };
+}
+
+export const GatewayServerRef: MessageFns<GatewayServerRef> = {
+  encode(message: GatewayServerRef, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.serverId !== "") {
+      writer.uint32(10).string(message.serverId);
+    }
+    if (message.prefix !== undefined) {
+      writer.uint32(18).string(message.prefix);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GatewayServerRef {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGatewayServerRef();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.serverId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.prefix = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GatewayServerRef {
+    return {
+      serverId: isSet(object.serverId)
+        ? globalThis.String(object.serverId)
+        : isSet(object.server_id)
+        ? globalThis.String(object.server_id)
+        : "",
+      prefix: isSet(object.prefix) ? globalThis.String(object.prefix) : undefined,
+    };
+  },
+
+  toJSON(message: GatewayServerRef): unknown {
+    const obj: any = {};
+    if (message.serverId !== "") {
+      obj.serverId = message.serverId;
+    }
+    if (message.prefix !== undefined) {
+      obj.prefix = message.prefix;
+    }
     return obj;
   },
 };
 
 function createBaseCreateGatewayRequest(): CreateGatewayRequest {
-  return { context: undefined, teamId: "", slug: "", name: "", enabled: false };
+  return { context: undefined, teamId: "", slug: "", name: "", enabled: false, servers: [] };
 }
 
 export const CreateGatewayRequest: MessageFns<CreateGatewayRequest> = {
@@ -459,6 +964,9 @@ export const CreateGatewayRequest: MessageFns<CreateGatewayRequest> = {
     }
     if (message.enabled !== false) {
       writer.uint32(40).bool(message.enabled);
+    }
+    for (const v of message.servers) {
+      GatewayServerRef.encode(v!, writer.uint32(50).fork()).join();
     }
     return writer;
   },
@@ -516,6 +1024,14 @@ export const CreateGatewayRequest: MessageFns<CreateGatewayRequest> = {
             message.enabled = reader.bool();
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.servers.push(GatewayServerRef.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -539,6 +1055,9 @@ export const CreateGatewayRequest: MessageFns<CreateGatewayRequest> = {
       slug: isSet(object.slug) ? globalThis.String(object.slug) : "",
       name: isSet(object.name) ? globalThis.String(object.name) : "",
       enabled: isSet(object.enabled) ? globalThis.Boolean(object.enabled) : false,
+      servers: globalThis.Array.isArray(object?.servers)
+        ? object.servers.map((e: any) => GatewayServerRef.fromJSON(e))
+        : [],
     };
   },
 
@@ -558,6 +1077,975 @@ export const CreateGatewayRequest: MessageFns<CreateGatewayRequest> = {
     }
     if (message.enabled !== false) {
       obj.enabled = message.enabled;
+    }
+    if (message.servers?.length) {
+      obj.servers = message.servers.map((e) => GatewayServerRef.toJSON(e));
+    }
+    return obj;
+  },
+};
+
+function createBaseUpdateGatewayRequest(): UpdateGatewayRequest {
+  return {
+    context: undefined,
+    teamId: "",
+    gatewayRef: "",
+    expectedRevision: "0",
+    slug: undefined,
+    name: undefined,
+    enabled: undefined,
+    replaceServers: false,
+    servers: [],
+  };
+}
+
+export const UpdateGatewayRequest: MessageFns<UpdateGatewayRequest> = {
+  encode(message: UpdateGatewayRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.context !== undefined) {
+      RequestContext.encode(message.context, writer.uint32(10).fork()).join();
+    }
+    if (message.teamId !== "") {
+      writer.uint32(18).string(message.teamId);
+    }
+    if (message.gatewayRef !== "") {
+      writer.uint32(26).string(message.gatewayRef);
+    }
+    if (message.expectedRevision !== "0") {
+      writer.uint32(32).int64(message.expectedRevision);
+    }
+    if (message.slug !== undefined) {
+      writer.uint32(42).string(message.slug);
+    }
+    if (message.name !== undefined) {
+      writer.uint32(50).string(message.name);
+    }
+    if (message.enabled !== undefined) {
+      writer.uint32(56).bool(message.enabled);
+    }
+    if (message.replaceServers !== false) {
+      writer.uint32(64).bool(message.replaceServers);
+    }
+    for (const v of message.servers) {
+      GatewayServerRef.encode(v!, writer.uint32(74).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): UpdateGatewayRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseUpdateGatewayRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.context = RequestContext.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.teamId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.gatewayRef = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.expectedRevision = reader.int64().toString();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.slug = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.enabled = reader.bool();
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.replaceServers = reader.bool();
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.servers.push(GatewayServerRef.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): UpdateGatewayRequest {
+    return {
+      context: isSet(object.context) ? RequestContext.fromJSON(object.context) : undefined,
+      teamId: isSet(object.teamId)
+        ? globalThis.String(object.teamId)
+        : isSet(object.team_id)
+        ? globalThis.String(object.team_id)
+        : "",
+      gatewayRef: isSet(object.gatewayRef)
+        ? globalThis.String(object.gatewayRef)
+        : isSet(object.gateway_ref)
+        ? globalThis.String(object.gateway_ref)
+        : "",
+      expectedRevision: isSet(object.expectedRevision)
+        ? globalThis.String(object.expectedRevision)
+        : isSet(object.expected_revision)
+        ? globalThis.String(object.expected_revision)
+        : "0",
+      slug: isSet(object.slug) ? globalThis.String(object.slug) : undefined,
+      name: isSet(object.name) ? globalThis.String(object.name) : undefined,
+      enabled: isSet(object.enabled) ? globalThis.Boolean(object.enabled) : undefined,
+      replaceServers: isSet(object.replaceServers)
+        ? globalThis.Boolean(object.replaceServers)
+        : isSet(object.replace_servers)
+        ? globalThis.Boolean(object.replace_servers)
+        : false,
+      servers: globalThis.Array.isArray(object?.servers)
+        ? object.servers.map((e: any) => GatewayServerRef.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: UpdateGatewayRequest): unknown {
+    const obj: any = {};
+    if (message.context !== undefined) {
+      obj.context = RequestContext.toJSON(message.context);
+    }
+    if (message.teamId !== "") {
+      obj.teamId = message.teamId;
+    }
+    if (message.gatewayRef !== "") {
+      obj.gatewayRef = message.gatewayRef;
+    }
+    if (message.expectedRevision !== "0") {
+      obj.expectedRevision = message.expectedRevision;
+    }
+    if (message.slug !== undefined) {
+      obj.slug = message.slug;
+    }
+    if (message.name !== undefined) {
+      obj.name = message.name;
+    }
+    if (message.enabled !== undefined) {
+      obj.enabled = message.enabled;
+    }
+    if (message.replaceServers !== false) {
+      obj.replaceServers = message.replaceServers;
+    }
+    if (message.servers?.length) {
+      obj.servers = message.servers.map((e) => GatewayServerRef.toJSON(e));
+    }
+    return obj;
+  },
+};
+
+function createBaseDeleteGatewayRequest(): DeleteGatewayRequest {
+  return { context: undefined, teamId: "", gatewayRef: "" };
+}
+
+export const DeleteGatewayRequest: MessageFns<DeleteGatewayRequest> = {
+  encode(message: DeleteGatewayRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.context !== undefined) {
+      RequestContext.encode(message.context, writer.uint32(10).fork()).join();
+    }
+    if (message.teamId !== "") {
+      writer.uint32(18).string(message.teamId);
+    }
+    if (message.gatewayRef !== "") {
+      writer.uint32(26).string(message.gatewayRef);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeleteGatewayRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeleteGatewayRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.context = RequestContext.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.teamId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.gatewayRef = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DeleteGatewayRequest {
+    return {
+      context: isSet(object.context) ? RequestContext.fromJSON(object.context) : undefined,
+      teamId: isSet(object.teamId)
+        ? globalThis.String(object.teamId)
+        : isSet(object.team_id)
+        ? globalThis.String(object.team_id)
+        : "",
+      gatewayRef: isSet(object.gatewayRef)
+        ? globalThis.String(object.gatewayRef)
+        : isSet(object.gateway_ref)
+        ? globalThis.String(object.gateway_ref)
+        : "",
+    };
+  },
+
+  toJSON(message: DeleteGatewayRequest): unknown {
+    const obj: any = {};
+    if (message.context !== undefined) {
+      obj.context = RequestContext.toJSON(message.context);
+    }
+    if (message.teamId !== "") {
+      obj.teamId = message.teamId;
+    }
+    if (message.gatewayRef !== "") {
+      obj.gatewayRef = message.gatewayRef;
+    }
+    return obj;
+  },
+};
+
+function createBaseDeleteGatewayResponse(): DeleteGatewayResponse {
+  return {};
+}
+
+export const DeleteGatewayResponse: MessageFns<DeleteGatewayResponse> = {
+  encode(_: DeleteGatewayResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeleteGatewayResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeleteGatewayResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): DeleteGatewayResponse {
+    return {};
+  },
+
+  toJSON(_: DeleteGatewayResponse): unknown {
+    const obj: any = {};
+    return obj;
+  },
+};
+
+function createBaseResolveGatewayRequest(): ResolveGatewayRequest {
+  return { slug: "" };
+}
+
+export const ResolveGatewayRequest: MessageFns<ResolveGatewayRequest> = {
+  encode(message: ResolveGatewayRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.slug !== "") {
+      writer.uint32(10).string(message.slug);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ResolveGatewayRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseResolveGatewayRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.slug = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ResolveGatewayRequest {
+    return { slug: isSet(object.slug) ? globalThis.String(object.slug) : "" };
+  },
+
+  toJSON(message: ResolveGatewayRequest): unknown {
+    const obj: any = {};
+    if (message.slug !== "") {
+      obj.slug = message.slug;
+    }
+    return obj;
+  },
+};
+
+function createBaseGatewayRuntime(): GatewayRuntime {
+  return { gateway: undefined, servers: [] };
+}
+
+export const GatewayRuntime: MessageFns<GatewayRuntime> = {
+  encode(message: GatewayRuntime, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.gateway !== undefined) {
+      Gateway.encode(message.gateway, writer.uint32(10).fork()).join();
+    }
+    for (const v of message.servers) {
+      RuntimeServer.encode(v!, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GatewayRuntime {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGatewayRuntime();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.gateway = Gateway.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.servers.push(RuntimeServer.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GatewayRuntime {
+    return {
+      gateway: isSet(object.gateway) ? Gateway.fromJSON(object.gateway) : undefined,
+      servers: globalThis.Array.isArray(object?.servers)
+        ? object.servers.map((e: any) => RuntimeServer.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: GatewayRuntime): unknown {
+    const obj: any = {};
+    if (message.gateway !== undefined) {
+      obj.gateway = Gateway.toJSON(message.gateway);
+    }
+    if (message.servers?.length) {
+      obj.servers = message.servers.map((e) => RuntimeServer.toJSON(e));
+    }
+    return obj;
+  },
+};
+
+function createBaseRuntimeServer(): RuntimeServer {
+  return {
+    id: "",
+    slug: "",
+    name: "",
+    teamId: "",
+    prefix: "",
+    url: "",
+    transport: "",
+    timeoutSeconds: 0,
+    headers: {},
+    sendIdentity: false,
+    capturePayloads: false,
+    capabilities: [],
+  };
+}
+
+export const RuntimeServer: MessageFns<RuntimeServer> = {
+  encode(message: RuntimeServer, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.slug !== "") {
+      writer.uint32(18).string(message.slug);
+    }
+    if (message.name !== "") {
+      writer.uint32(26).string(message.name);
+    }
+    if (message.teamId !== "") {
+      writer.uint32(34).string(message.teamId);
+    }
+    if (message.prefix !== "") {
+      writer.uint32(42).string(message.prefix);
+    }
+    if (message.url !== "") {
+      writer.uint32(50).string(message.url);
+    }
+    if (message.transport !== "") {
+      writer.uint32(58).string(message.transport);
+    }
+    if (message.timeoutSeconds !== 0) {
+      writer.uint32(64).int32(message.timeoutSeconds);
+    }
+    globalThis.Object.entries(message.headers).forEach(([key, value]: [string, string]) => {
+      RuntimeServer_HeadersEntry.encode({ key: key as any, value }, writer.uint32(74).fork()).join();
+    });
+    if (message.sendIdentity !== false) {
+      writer.uint32(80).bool(message.sendIdentity);
+    }
+    if (message.capturePayloads !== false) {
+      writer.uint32(88).bool(message.capturePayloads);
+    }
+    for (const v of message.capabilities) {
+      RuntimeCapability.encode(v!, writer.uint32(98).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RuntimeServer {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRuntimeServer();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.slug = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.teamId = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.prefix = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.url = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.transport = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.timeoutSeconds = reader.int32();
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            const entry9 = RuntimeServer_HeadersEntry.decode(reader, reader.uint32());
+            if (entry9.value !== undefined) {
+              message.headers[entry9.key] = entry9.value;
+            }
+            continue;
+          }
+          case 10: {
+            if (tag !== 80) {
+              break;
+            }
+
+            message.sendIdentity = reader.bool();
+            continue;
+          }
+          case 11: {
+            if (tag !== 88) {
+              break;
+            }
+
+            message.capturePayloads = reader.bool();
+            continue;
+          }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            message.capabilities.push(RuntimeCapability.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RuntimeServer {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      slug: isSet(object.slug) ? globalThis.String(object.slug) : "",
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      teamId: isSet(object.teamId)
+        ? globalThis.String(object.teamId)
+        : isSet(object.team_id)
+        ? globalThis.String(object.team_id)
+        : "",
+      prefix: isSet(object.prefix) ? globalThis.String(object.prefix) : "",
+      url: isSet(object.url) ? globalThis.String(object.url) : "",
+      transport: isSet(object.transport) ? globalThis.String(object.transport) : "",
+      timeoutSeconds: isSet(object.timeoutSeconds)
+        ? globalThis.Number(object.timeoutSeconds)
+        : isSet(object.timeout_seconds)
+        ? globalThis.Number(object.timeout_seconds)
+        : 0,
+      headers: isObject(object.headers)
+        ? (globalThis.Object.entries(object.headers) as [string, any][]).reduce(
+          (acc: { [key: string]: string }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: globalThis.String(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : {},
+      sendIdentity: isSet(object.sendIdentity)
+        ? globalThis.Boolean(object.sendIdentity)
+        : isSet(object.send_identity)
+        ? globalThis.Boolean(object.send_identity)
+        : false,
+      capturePayloads: isSet(object.capturePayloads)
+        ? globalThis.Boolean(object.capturePayloads)
+        : isSet(object.capture_payloads)
+        ? globalThis.Boolean(object.capture_payloads)
+        : false,
+      capabilities: globalThis.Array.isArray(object?.capabilities)
+        ? object.capabilities.map((e: any) => RuntimeCapability.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: RuntimeServer): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.slug !== "") {
+      obj.slug = message.slug;
+    }
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.teamId !== "") {
+      obj.teamId = message.teamId;
+    }
+    if (message.prefix !== "") {
+      obj.prefix = message.prefix;
+    }
+    if (message.url !== "") {
+      obj.url = message.url;
+    }
+    if (message.transport !== "") {
+      obj.transport = message.transport;
+    }
+    if (message.timeoutSeconds !== 0) {
+      obj.timeoutSeconds = Math.round(message.timeoutSeconds);
+    }
+    if (message.headers) {
+      const entries = globalThis.Object.entries(message.headers) as [string, string][];
+      if (entries.length > 0) {
+        obj.headers = {};
+        entries.forEach(([k, v]) => {
+          obj.headers[k] = v;
+        });
+      }
+    }
+    if (message.sendIdentity !== false) {
+      obj.sendIdentity = message.sendIdentity;
+    }
+    if (message.capturePayloads !== false) {
+      obj.capturePayloads = message.capturePayloads;
+    }
+    if (message.capabilities?.length) {
+      obj.capabilities = message.capabilities.map((e) => RuntimeCapability.toJSON(e));
+    }
+    return obj;
+  },
+};
+
+function createBaseRuntimeServer_HeadersEntry(): RuntimeServer_HeadersEntry {
+  return { key: "", value: "" };
+}
+
+export const RuntimeServer_HeadersEntry: MessageFns<RuntimeServer_HeadersEntry> = {
+  encode(message: RuntimeServer_HeadersEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== "") {
+      writer.uint32(18).string(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RuntimeServer_HeadersEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRuntimeServer_HeadersEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RuntimeServer_HeadersEntry {
+    return {
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      value: isSet(object.value) ? globalThis.String(object.value) : "",
+    };
+  },
+
+  toJSON(message: RuntimeServer_HeadersEntry): unknown {
+    const obj: any = {};
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.value !== "") {
+      obj.value = message.value;
+    }
+    return obj;
+  },
+};
+
+function createBaseRuntimeCapability(): RuntimeCapability {
+  return { kind: "", name: "", exposedName: "", definitionJson: "", fingerprint: "" };
+}
+
+export const RuntimeCapability: MessageFns<RuntimeCapability> = {
+  encode(message: RuntimeCapability, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.kind !== "") {
+      writer.uint32(10).string(message.kind);
+    }
+    if (message.name !== "") {
+      writer.uint32(18).string(message.name);
+    }
+    if (message.exposedName !== "") {
+      writer.uint32(26).string(message.exposedName);
+    }
+    if (message.definitionJson !== "") {
+      writer.uint32(34).string(message.definitionJson);
+    }
+    if (message.fingerprint !== "") {
+      writer.uint32(42).string(message.fingerprint);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RuntimeCapability {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRuntimeCapability();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.kind = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.exposedName = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.definitionJson = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.fingerprint = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RuntimeCapability {
+    return {
+      kind: isSet(object.kind) ? globalThis.String(object.kind) : "",
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      exposedName: isSet(object.exposedName)
+        ? globalThis.String(object.exposedName)
+        : isSet(object.exposed_name)
+        ? globalThis.String(object.exposed_name)
+        : "",
+      definitionJson: isSet(object.definitionJson)
+        ? globalThis.String(object.definitionJson)
+        : isSet(object.definition_json)
+        ? globalThis.String(object.definition_json)
+        : "",
+      fingerprint: isSet(object.fingerprint) ? globalThis.String(object.fingerprint) : "",
+    };
+  },
+
+  toJSON(message: RuntimeCapability): unknown {
+    const obj: any = {};
+    if (message.kind !== "") {
+      obj.kind = message.kind;
+    }
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.exposedName !== "") {
+      obj.exposedName = message.exposedName;
+    }
+    if (message.definitionJson !== "") {
+      obj.definitionJson = message.definitionJson;
+    }
+    if (message.fingerprint !== "") {
+      obj.fingerprint = message.fingerprint;
     }
     return obj;
   },
@@ -974,6 +2462,22 @@ function createBaseMcpServer(): McpServer {
     revision: "0",
     createdAt: undefined,
     updatedAt: undefined,
+    effectivePublishPolicy: "",
+    publishRequestedAt: undefined,
+    publishRequestNote: "",
+    publishReviewedAt: undefined,
+    publishReviewedByName: "",
+    publishReviewNote: "",
+    counts: undefined,
+    pendingChanges: 0,
+    health: undefined,
+    refreshedAt: undefined,
+    lastRefreshError: "",
+    accessMode: "",
+    visibility: "",
+    personal: false,
+    visibleTeamIds: [],
+    hasHeaders: false,
   };
 }
 
@@ -1032,6 +2536,54 @@ export const McpServer: MessageFns<McpServer> = {
     }
     if (message.updatedAt !== undefined) {
       Timestamp.encode(toTimestamp(message.updatedAt), writer.uint32(146).fork()).join();
+    }
+    if (message.effectivePublishPolicy !== "") {
+      writer.uint32(154).string(message.effectivePublishPolicy);
+    }
+    if (message.publishRequestedAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.publishRequestedAt), writer.uint32(162).fork()).join();
+    }
+    if (message.publishRequestNote !== "") {
+      writer.uint32(170).string(message.publishRequestNote);
+    }
+    if (message.publishReviewedAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.publishReviewedAt), writer.uint32(178).fork()).join();
+    }
+    if (message.publishReviewedByName !== "") {
+      writer.uint32(186).string(message.publishReviewedByName);
+    }
+    if (message.publishReviewNote !== "") {
+      writer.uint32(194).string(message.publishReviewNote);
+    }
+    if (message.counts !== undefined) {
+      CapabilityCounts.encode(message.counts, writer.uint32(202).fork()).join();
+    }
+    if (message.pendingChanges !== 0) {
+      writer.uint32(208).int32(message.pendingChanges);
+    }
+    if (message.health !== undefined) {
+      ServerHealth.encode(message.health, writer.uint32(218).fork()).join();
+    }
+    if (message.refreshedAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.refreshedAt), writer.uint32(226).fork()).join();
+    }
+    if (message.lastRefreshError !== "") {
+      writer.uint32(234).string(message.lastRefreshError);
+    }
+    if (message.accessMode !== "") {
+      writer.uint32(242).string(message.accessMode);
+    }
+    if (message.visibility !== "") {
+      writer.uint32(250).string(message.visibility);
+    }
+    if (message.personal !== false) {
+      writer.uint32(256).bool(message.personal);
+    }
+    for (const v of message.visibleTeamIds) {
+      writer.uint32(266).string(v!);
+    }
+    if (message.hasHeaders !== false) {
+      writer.uint32(272).bool(message.hasHeaders);
     }
     return writer;
   },
@@ -1193,6 +2745,134 @@ export const McpServer: MessageFns<McpServer> = {
             message.updatedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
             continue;
           }
+          case 19: {
+            if (tag !== 154) {
+              break;
+            }
+
+            message.effectivePublishPolicy = reader.string();
+            continue;
+          }
+          case 20: {
+            if (tag !== 162) {
+              break;
+            }
+
+            message.publishRequestedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 21: {
+            if (tag !== 170) {
+              break;
+            }
+
+            message.publishRequestNote = reader.string();
+            continue;
+          }
+          case 22: {
+            if (tag !== 178) {
+              break;
+            }
+
+            message.publishReviewedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 23: {
+            if (tag !== 186) {
+              break;
+            }
+
+            message.publishReviewedByName = reader.string();
+            continue;
+          }
+          case 24: {
+            if (tag !== 194) {
+              break;
+            }
+
+            message.publishReviewNote = reader.string();
+            continue;
+          }
+          case 25: {
+            if (tag !== 202) {
+              break;
+            }
+
+            message.counts = CapabilityCounts.decode(reader, reader.uint32());
+            continue;
+          }
+          case 26: {
+            if (tag !== 208) {
+              break;
+            }
+
+            message.pendingChanges = reader.int32();
+            continue;
+          }
+          case 27: {
+            if (tag !== 218) {
+              break;
+            }
+
+            message.health = ServerHealth.decode(reader, reader.uint32());
+            continue;
+          }
+          case 28: {
+            if (tag !== 226) {
+              break;
+            }
+
+            message.refreshedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 29: {
+            if (tag !== 234) {
+              break;
+            }
+
+            message.lastRefreshError = reader.string();
+            continue;
+          }
+          case 30: {
+            if (tag !== 242) {
+              break;
+            }
+
+            message.accessMode = reader.string();
+            continue;
+          }
+          case 31: {
+            if (tag !== 250) {
+              break;
+            }
+
+            message.visibility = reader.string();
+            continue;
+          }
+          case 32: {
+            if (tag !== 256) {
+              break;
+            }
+
+            message.personal = reader.bool();
+            continue;
+          }
+          case 33: {
+            if (tag !== 266) {
+              break;
+            }
+
+            message.visibleTeamIds.push(reader.string());
+            continue;
+          }
+          case 34: {
+            if (tag !== 272) {
+              break;
+            }
+
+            message.hasHeaders = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1265,6 +2945,70 @@ export const McpServer: MessageFns<McpServer> = {
         : isSet(object.updated_at)
         ? globalThis.String(object.updated_at)
         : undefined,
+      effectivePublishPolicy: isSet(object.effectivePublishPolicy)
+        ? globalThis.String(object.effectivePublishPolicy)
+        : isSet(object.effective_publish_policy)
+        ? globalThis.String(object.effective_publish_policy)
+        : "",
+      publishRequestedAt: isSet(object.publishRequestedAt)
+        ? globalThis.String(object.publishRequestedAt)
+        : isSet(object.publish_requested_at)
+        ? globalThis.String(object.publish_requested_at)
+        : undefined,
+      publishRequestNote: isSet(object.publishRequestNote)
+        ? globalThis.String(object.publishRequestNote)
+        : isSet(object.publish_request_note)
+        ? globalThis.String(object.publish_request_note)
+        : "",
+      publishReviewedAt: isSet(object.publishReviewedAt)
+        ? globalThis.String(object.publishReviewedAt)
+        : isSet(object.publish_reviewed_at)
+        ? globalThis.String(object.publish_reviewed_at)
+        : undefined,
+      publishReviewedByName: isSet(object.publishReviewedByName)
+        ? globalThis.String(object.publishReviewedByName)
+        : isSet(object.publish_reviewed_by_name)
+        ? globalThis.String(object.publish_reviewed_by_name)
+        : "",
+      publishReviewNote: isSet(object.publishReviewNote)
+        ? globalThis.String(object.publishReviewNote)
+        : isSet(object.publish_review_note)
+        ? globalThis.String(object.publish_review_note)
+        : "",
+      counts: isSet(object.counts) ? CapabilityCounts.fromJSON(object.counts) : undefined,
+      pendingChanges: isSet(object.pendingChanges)
+        ? globalThis.Number(object.pendingChanges)
+        : isSet(object.pending_changes)
+        ? globalThis.Number(object.pending_changes)
+        : 0,
+      health: isSet(object.health) ? ServerHealth.fromJSON(object.health) : undefined,
+      refreshedAt: isSet(object.refreshedAt)
+        ? globalThis.String(object.refreshedAt)
+        : isSet(object.refreshed_at)
+        ? globalThis.String(object.refreshed_at)
+        : undefined,
+      lastRefreshError: isSet(object.lastRefreshError)
+        ? globalThis.String(object.lastRefreshError)
+        : isSet(object.last_refresh_error)
+        ? globalThis.String(object.last_refresh_error)
+        : "",
+      accessMode: isSet(object.accessMode)
+        ? globalThis.String(object.accessMode)
+        : isSet(object.access_mode)
+        ? globalThis.String(object.access_mode)
+        : "",
+      visibility: isSet(object.visibility) ? globalThis.String(object.visibility) : "",
+      personal: isSet(object.personal) ? globalThis.Boolean(object.personal) : false,
+      visibleTeamIds: globalThis.Array.isArray(object?.visibleTeamIds)
+        ? object.visibleTeamIds.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.visible_team_ids)
+        ? object.visible_team_ids.map((e: any) => globalThis.String(e))
+        : [],
+      hasHeaders: isSet(object.hasHeaders)
+        ? globalThis.Boolean(object.hasHeaders)
+        : isSet(object.has_headers)
+        ? globalThis.Boolean(object.has_headers)
+        : false,
     };
   },
 
@@ -1323,6 +3067,1112 @@ export const McpServer: MessageFns<McpServer> = {
     }
     if (message.updatedAt !== undefined) {
       obj.updatedAt = message.updatedAt;
+    }
+    if (message.effectivePublishPolicy !== "") {
+      obj.effectivePublishPolicy = message.effectivePublishPolicy;
+    }
+    if (message.publishRequestedAt !== undefined) {
+      obj.publishRequestedAt = message.publishRequestedAt;
+    }
+    if (message.publishRequestNote !== "") {
+      obj.publishRequestNote = message.publishRequestNote;
+    }
+    if (message.publishReviewedAt !== undefined) {
+      obj.publishReviewedAt = message.publishReviewedAt;
+    }
+    if (message.publishReviewedByName !== "") {
+      obj.publishReviewedByName = message.publishReviewedByName;
+    }
+    if (message.publishReviewNote !== "") {
+      obj.publishReviewNote = message.publishReviewNote;
+    }
+    if (message.counts !== undefined) {
+      obj.counts = CapabilityCounts.toJSON(message.counts);
+    }
+    if (message.pendingChanges !== 0) {
+      obj.pendingChanges = Math.round(message.pendingChanges);
+    }
+    if (message.health !== undefined) {
+      obj.health = ServerHealth.toJSON(message.health);
+    }
+    if (message.refreshedAt !== undefined) {
+      obj.refreshedAt = message.refreshedAt;
+    }
+    if (message.lastRefreshError !== "") {
+      obj.lastRefreshError = message.lastRefreshError;
+    }
+    if (message.accessMode !== "") {
+      obj.accessMode = message.accessMode;
+    }
+    if (message.visibility !== "") {
+      obj.visibility = message.visibility;
+    }
+    if (message.personal !== false) {
+      obj.personal = message.personal;
+    }
+    if (message.visibleTeamIds?.length) {
+      obj.visibleTeamIds = message.visibleTeamIds;
+    }
+    if (message.hasHeaders !== false) {
+      obj.hasHeaders = message.hasHeaders;
+    }
+    return obj;
+  },
+};
+
+function createBaseCapabilityCounts(): CapabilityCounts {
+  return { tools: 0, resources: 0, resourceTemplates: 0, prompts: 0 };
+}
+
+export const CapabilityCounts: MessageFns<CapabilityCounts> = {
+  encode(message: CapabilityCounts, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.tools !== 0) {
+      writer.uint32(8).int32(message.tools);
+    }
+    if (message.resources !== 0) {
+      writer.uint32(16).int32(message.resources);
+    }
+    if (message.resourceTemplates !== 0) {
+      writer.uint32(24).int32(message.resourceTemplates);
+    }
+    if (message.prompts !== 0) {
+      writer.uint32(32).int32(message.prompts);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CapabilityCounts {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCapabilityCounts();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.tools = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.resources = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.resourceTemplates = reader.int32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.prompts = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CapabilityCounts {
+    return {
+      tools: isSet(object.tools) ? globalThis.Number(object.tools) : 0,
+      resources: isSet(object.resources) ? globalThis.Number(object.resources) : 0,
+      resourceTemplates: isSet(object.resourceTemplates)
+        ? globalThis.Number(object.resourceTemplates)
+        : isSet(object.resource_templates)
+        ? globalThis.Number(object.resource_templates)
+        : 0,
+      prompts: isSet(object.prompts) ? globalThis.Number(object.prompts) : 0,
+    };
+  },
+
+  toJSON(message: CapabilityCounts): unknown {
+    const obj: any = {};
+    if (message.tools !== 0) {
+      obj.tools = Math.round(message.tools);
+    }
+    if (message.resources !== 0) {
+      obj.resources = Math.round(message.resources);
+    }
+    if (message.resourceTemplates !== 0) {
+      obj.resourceTemplates = Math.round(message.resourceTemplates);
+    }
+    if (message.prompts !== 0) {
+      obj.prompts = Math.round(message.prompts);
+    }
+    return obj;
+  },
+};
+
+function createBaseServerHealth(): ServerHealth {
+  return {
+    status: "",
+    checkedAt: undefined,
+    statusSince: undefined,
+    latencyMs: 0,
+    errorClass: "",
+    message: "",
+    signInRequired: false,
+  };
+}
+
+export const ServerHealth: MessageFns<ServerHealth> = {
+  encode(message: ServerHealth, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.status !== "") {
+      writer.uint32(10).string(message.status);
+    }
+    if (message.checkedAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.checkedAt), writer.uint32(18).fork()).join();
+    }
+    if (message.statusSince !== undefined) {
+      Timestamp.encode(toTimestamp(message.statusSince), writer.uint32(26).fork()).join();
+    }
+    if (message.latencyMs !== 0) {
+      writer.uint32(32).int32(message.latencyMs);
+    }
+    if (message.errorClass !== "") {
+      writer.uint32(42).string(message.errorClass);
+    }
+    if (message.message !== "") {
+      writer.uint32(50).string(message.message);
+    }
+    if (message.signInRequired !== false) {
+      writer.uint32(56).bool(message.signInRequired);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ServerHealth {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseServerHealth();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.status = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.checkedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.statusSince = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.latencyMs = reader.int32();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.errorClass = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.message = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.signInRequired = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ServerHealth {
+    return {
+      status: isSet(object.status) ? globalThis.String(object.status) : "",
+      checkedAt: isSet(object.checkedAt)
+        ? globalThis.String(object.checkedAt)
+        : isSet(object.checked_at)
+        ? globalThis.String(object.checked_at)
+        : undefined,
+      statusSince: isSet(object.statusSince)
+        ? globalThis.String(object.statusSince)
+        : isSet(object.status_since)
+        ? globalThis.String(object.status_since)
+        : undefined,
+      latencyMs: isSet(object.latencyMs)
+        ? globalThis.Number(object.latencyMs)
+        : isSet(object.latency_ms)
+        ? globalThis.Number(object.latency_ms)
+        : 0,
+      errorClass: isSet(object.errorClass)
+        ? globalThis.String(object.errorClass)
+        : isSet(object.error_class)
+        ? globalThis.String(object.error_class)
+        : "",
+      message: isSet(object.message) ? globalThis.String(object.message) : "",
+      signInRequired: isSet(object.signInRequired)
+        ? globalThis.Boolean(object.signInRequired)
+        : isSet(object.sign_in_required)
+        ? globalThis.Boolean(object.sign_in_required)
+        : false,
+    };
+  },
+
+  toJSON(message: ServerHealth): unknown {
+    const obj: any = {};
+    if (message.status !== "") {
+      obj.status = message.status;
+    }
+    if (message.checkedAt !== undefined) {
+      obj.checkedAt = message.checkedAt;
+    }
+    if (message.statusSince !== undefined) {
+      obj.statusSince = message.statusSince;
+    }
+    if (message.latencyMs !== 0) {
+      obj.latencyMs = Math.round(message.latencyMs);
+    }
+    if (message.errorClass !== "") {
+      obj.errorClass = message.errorClass;
+    }
+    if (message.message !== "") {
+      obj.message = message.message;
+    }
+    if (message.signInRequired !== false) {
+      obj.signInRequired = message.signInRequired;
+    }
+    return obj;
+  },
+};
+
+function createBaseListAllMcpServersRequest(): ListAllMcpServersRequest {
+  return { page: undefined, teamId: "" };
+}
+
+export const ListAllMcpServersRequest: MessageFns<ListAllMcpServersRequest> = {
+  encode(message: ListAllMcpServersRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.page !== undefined) {
+      PageRequest.encode(message.page, writer.uint32(10).fork()).join();
+    }
+    if (message.teamId !== "") {
+      writer.uint32(18).string(message.teamId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListAllMcpServersRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListAllMcpServersRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.page = PageRequest.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.teamId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListAllMcpServersRequest {
+    return {
+      page: isSet(object.page) ? PageRequest.fromJSON(object.page) : undefined,
+      teamId: isSet(object.teamId)
+        ? globalThis.String(object.teamId)
+        : isSet(object.team_id)
+        ? globalThis.String(object.team_id)
+        : "",
+    };
+  },
+
+  toJSON(message: ListAllMcpServersRequest): unknown {
+    const obj: any = {};
+    if (message.page !== undefined) {
+      obj.page = PageRequest.toJSON(message.page);
+    }
+    if (message.teamId !== "") {
+      obj.teamId = message.teamId;
+    }
+    return obj;
+  },
+};
+
+function createBaseAdminUpdateMcpServerRequest(): AdminUpdateMcpServerRequest {
+  return {
+    context: undefined,
+    serverId: "",
+    expectedRevision: "0",
+    name: undefined,
+    description: undefined,
+    url: undefined,
+    replaceHeaders: false,
+    headers: {},
+    accessMode: undefined,
+    visibility: undefined,
+    personal: undefined,
+    replaceTeams: false,
+    visibleTeamIds: [],
+    enabled: undefined,
+  };
+}
+
+export const AdminUpdateMcpServerRequest: MessageFns<AdminUpdateMcpServerRequest> = {
+  encode(message: AdminUpdateMcpServerRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.context !== undefined) {
+      RequestContext.encode(message.context, writer.uint32(10).fork()).join();
+    }
+    if (message.serverId !== "") {
+      writer.uint32(18).string(message.serverId);
+    }
+    if (message.expectedRevision !== "0") {
+      writer.uint32(24).int64(message.expectedRevision);
+    }
+    if (message.name !== undefined) {
+      writer.uint32(34).string(message.name);
+    }
+    if (message.description !== undefined) {
+      writer.uint32(42).string(message.description);
+    }
+    if (message.url !== undefined) {
+      writer.uint32(50).string(message.url);
+    }
+    if (message.replaceHeaders !== false) {
+      writer.uint32(56).bool(message.replaceHeaders);
+    }
+    globalThis.Object.entries(message.headers).forEach(([key, value]: [string, string]) => {
+      AdminUpdateMcpServerRequest_HeadersEntry.encode({ key: key as any, value }, writer.uint32(66).fork()).join();
+    });
+    if (message.accessMode !== undefined) {
+      writer.uint32(74).string(message.accessMode);
+    }
+    if (message.visibility !== undefined) {
+      writer.uint32(82).string(message.visibility);
+    }
+    if (message.personal !== undefined) {
+      writer.uint32(88).bool(message.personal);
+    }
+    if (message.replaceTeams !== false) {
+      writer.uint32(96).bool(message.replaceTeams);
+    }
+    for (const v of message.visibleTeamIds) {
+      writer.uint32(106).string(v!);
+    }
+    if (message.enabled !== undefined) {
+      writer.uint32(112).bool(message.enabled);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AdminUpdateMcpServerRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAdminUpdateMcpServerRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.context = RequestContext.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.serverId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.expectedRevision = reader.int64().toString();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.description = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.url = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.replaceHeaders = reader.bool();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            const entry8 = AdminUpdateMcpServerRequest_HeadersEntry.decode(reader, reader.uint32());
+            if (entry8.value !== undefined) {
+              message.headers[entry8.key] = entry8.value;
+            }
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.accessMode = reader.string();
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.visibility = reader.string();
+            continue;
+          }
+          case 11: {
+            if (tag !== 88) {
+              break;
+            }
+
+            message.personal = reader.bool();
+            continue;
+          }
+          case 12: {
+            if (tag !== 96) {
+              break;
+            }
+
+            message.replaceTeams = reader.bool();
+            continue;
+          }
+          case 13: {
+            if (tag !== 106) {
+              break;
+            }
+
+            message.visibleTeamIds.push(reader.string());
+            continue;
+          }
+          case 14: {
+            if (tag !== 112) {
+              break;
+            }
+
+            message.enabled = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AdminUpdateMcpServerRequest {
+    return {
+      context: isSet(object.context) ? RequestContext.fromJSON(object.context) : undefined,
+      serverId: isSet(object.serverId)
+        ? globalThis.String(object.serverId)
+        : isSet(object.server_id)
+        ? globalThis.String(object.server_id)
+        : "",
+      expectedRevision: isSet(object.expectedRevision)
+        ? globalThis.String(object.expectedRevision)
+        : isSet(object.expected_revision)
+        ? globalThis.String(object.expected_revision)
+        : "0",
+      name: isSet(object.name) ? globalThis.String(object.name) : undefined,
+      description: isSet(object.description) ? globalThis.String(object.description) : undefined,
+      url: isSet(object.url) ? globalThis.String(object.url) : undefined,
+      replaceHeaders: isSet(object.replaceHeaders)
+        ? globalThis.Boolean(object.replaceHeaders)
+        : isSet(object.replace_headers)
+        ? globalThis.Boolean(object.replace_headers)
+        : false,
+      headers: isObject(object.headers)
+        ? (globalThis.Object.entries(object.headers) as [string, any][]).reduce(
+          (acc: { [key: string]: string }, [key, value]: [string, any]) => {
+            globalThis.Object.defineProperty(acc, key, {
+              value: globalThis.String(value),
+              enumerable: true,
+              configurable: true,
+              writable: true,
+            });
+            return acc;
+          },
+          {},
+        )
+        : {},
+      accessMode: isSet(object.accessMode)
+        ? globalThis.String(object.accessMode)
+        : isSet(object.access_mode)
+        ? globalThis.String(object.access_mode)
+        : undefined,
+      visibility: isSet(object.visibility) ? globalThis.String(object.visibility) : undefined,
+      personal: isSet(object.personal) ? globalThis.Boolean(object.personal) : undefined,
+      replaceTeams: isSet(object.replaceTeams)
+        ? globalThis.Boolean(object.replaceTeams)
+        : isSet(object.replace_teams)
+        ? globalThis.Boolean(object.replace_teams)
+        : false,
+      visibleTeamIds: globalThis.Array.isArray(object?.visibleTeamIds)
+        ? object.visibleTeamIds.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.visible_team_ids)
+        ? object.visible_team_ids.map((e: any) => globalThis.String(e))
+        : [],
+      enabled: isSet(object.enabled) ? globalThis.Boolean(object.enabled) : undefined,
+    };
+  },
+
+  toJSON(message: AdminUpdateMcpServerRequest): unknown {
+    const obj: any = {};
+    if (message.context !== undefined) {
+      obj.context = RequestContext.toJSON(message.context);
+    }
+    if (message.serverId !== "") {
+      obj.serverId = message.serverId;
+    }
+    if (message.expectedRevision !== "0") {
+      obj.expectedRevision = message.expectedRevision;
+    }
+    if (message.name !== undefined) {
+      obj.name = message.name;
+    }
+    if (message.description !== undefined) {
+      obj.description = message.description;
+    }
+    if (message.url !== undefined) {
+      obj.url = message.url;
+    }
+    if (message.replaceHeaders !== false) {
+      obj.replaceHeaders = message.replaceHeaders;
+    }
+    if (message.headers) {
+      const entries = globalThis.Object.entries(message.headers) as [string, string][];
+      if (entries.length > 0) {
+        obj.headers = {};
+        entries.forEach(([k, v]) => {
+          obj.headers[k] = v;
+        });
+      }
+    }
+    if (message.accessMode !== undefined) {
+      obj.accessMode = message.accessMode;
+    }
+    if (message.visibility !== undefined) {
+      obj.visibility = message.visibility;
+    }
+    if (message.personal !== undefined) {
+      obj.personal = message.personal;
+    }
+    if (message.replaceTeams !== false) {
+      obj.replaceTeams = message.replaceTeams;
+    }
+    if (message.visibleTeamIds?.length) {
+      obj.visibleTeamIds = message.visibleTeamIds;
+    }
+    if (message.enabled !== undefined) {
+      obj.enabled = message.enabled;
+    }
+    return obj;
+  },
+};
+
+function createBaseAdminUpdateMcpServerRequest_HeadersEntry(): AdminUpdateMcpServerRequest_HeadersEntry {
+  return { key: "", value: "" };
+}
+
+export const AdminUpdateMcpServerRequest_HeadersEntry: MessageFns<AdminUpdateMcpServerRequest_HeadersEntry> = {
+  encode(message: AdminUpdateMcpServerRequest_HeadersEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.value !== "") {
+      writer.uint32(18).string(message.value);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AdminUpdateMcpServerRequest_HeadersEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAdminUpdateMcpServerRequest_HeadersEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.value = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AdminUpdateMcpServerRequest_HeadersEntry {
+    return {
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      value: isSet(object.value) ? globalThis.String(object.value) : "",
+    };
+  },
+
+  toJSON(message: AdminUpdateMcpServerRequest_HeadersEntry): unknown {
+    const obj: any = {};
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.value !== "") {
+      obj.value = message.value;
+    }
+    return obj;
+  },
+};
+
+function createBasePublishMcpServerRequest(): PublishMcpServerRequest {
+  return { context: undefined, teamId: "", serverId: "", note: "" };
+}
+
+export const PublishMcpServerRequest: MessageFns<PublishMcpServerRequest> = {
+  encode(message: PublishMcpServerRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.context !== undefined) {
+      RequestContext.encode(message.context, writer.uint32(10).fork()).join();
+    }
+    if (message.teamId !== "") {
+      writer.uint32(18).string(message.teamId);
+    }
+    if (message.serverId !== "") {
+      writer.uint32(26).string(message.serverId);
+    }
+    if (message.note !== "") {
+      writer.uint32(34).string(message.note);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PublishMcpServerRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePublishMcpServerRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.context = RequestContext.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.teamId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.serverId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.note = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PublishMcpServerRequest {
+    return {
+      context: isSet(object.context) ? RequestContext.fromJSON(object.context) : undefined,
+      teamId: isSet(object.teamId)
+        ? globalThis.String(object.teamId)
+        : isSet(object.team_id)
+        ? globalThis.String(object.team_id)
+        : "",
+      serverId: isSet(object.serverId)
+        ? globalThis.String(object.serverId)
+        : isSet(object.server_id)
+        ? globalThis.String(object.server_id)
+        : "",
+      note: isSet(object.note) ? globalThis.String(object.note) : "",
+    };
+  },
+
+  toJSON(message: PublishMcpServerRequest): unknown {
+    const obj: any = {};
+    if (message.context !== undefined) {
+      obj.context = RequestContext.toJSON(message.context);
+    }
+    if (message.teamId !== "") {
+      obj.teamId = message.teamId;
+    }
+    if (message.serverId !== "") {
+      obj.serverId = message.serverId;
+    }
+    if (message.note !== "") {
+      obj.note = message.note;
+    }
+    return obj;
+  },
+};
+
+function createBaseReviewMcpServerRequest(): ReviewMcpServerRequest {
+  return { context: undefined, serverId: "", decision: "", note: "" };
+}
+
+export const ReviewMcpServerRequest: MessageFns<ReviewMcpServerRequest> = {
+  encode(message: ReviewMcpServerRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.context !== undefined) {
+      RequestContext.encode(message.context, writer.uint32(10).fork()).join();
+    }
+    if (message.serverId !== "") {
+      writer.uint32(18).string(message.serverId);
+    }
+    if (message.decision !== "") {
+      writer.uint32(26).string(message.decision);
+    }
+    if (message.note !== "") {
+      writer.uint32(34).string(message.note);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ReviewMcpServerRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseReviewMcpServerRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.context = RequestContext.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.serverId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.decision = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.note = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ReviewMcpServerRequest {
+    return {
+      context: isSet(object.context) ? RequestContext.fromJSON(object.context) : undefined,
+      serverId: isSet(object.serverId)
+        ? globalThis.String(object.serverId)
+        : isSet(object.server_id)
+        ? globalThis.String(object.server_id)
+        : "",
+      decision: isSet(object.decision) ? globalThis.String(object.decision) : "",
+      note: isSet(object.note) ? globalThis.String(object.note) : "",
+    };
+  },
+
+  toJSON(message: ReviewMcpServerRequest): unknown {
+    const obj: any = {};
+    if (message.context !== undefined) {
+      obj.context = RequestContext.toJSON(message.context);
+    }
+    if (message.serverId !== "") {
+      obj.serverId = message.serverId;
+    }
+    if (message.decision !== "") {
+      obj.decision = message.decision;
+    }
+    if (message.note !== "") {
+      obj.note = message.note;
+    }
+    return obj;
+  },
+};
+
+function createBaseListCatalogRequest(): ListCatalogRequest {
+  return { teamId: "", page: undefined };
+}
+
+export const ListCatalogRequest: MessageFns<ListCatalogRequest> = {
+  encode(message: ListCatalogRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.teamId !== "") {
+      writer.uint32(10).string(message.teamId);
+    }
+    if (message.page !== undefined) {
+      PageRequest.encode(message.page, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListCatalogRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListCatalogRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.teamId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.page = PageRequest.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListCatalogRequest {
+    return {
+      teamId: isSet(object.teamId)
+        ? globalThis.String(object.teamId)
+        : isSet(object.team_id)
+        ? globalThis.String(object.team_id)
+        : "",
+      page: isSet(object.page) ? PageRequest.fromJSON(object.page) : undefined,
+    };
+  },
+
+  toJSON(message: ListCatalogRequest): unknown {
+    const obj: any = {};
+    if (message.teamId !== "") {
+      obj.teamId = message.teamId;
+    }
+    if (message.page !== undefined) {
+      obj.page = PageRequest.toJSON(message.page);
     }
     return obj;
   },
@@ -2879,6 +5729,1247 @@ export const ListCapabilitiesResponse: MessageFns<ListCapabilitiesResponse> = {
   },
 };
 
+function createBaseApproveCapabilityRequest(): ApproveCapabilityRequest {
+  return { context: undefined, teamId: "", serverId: "", capabilityId: "", asPlatformAdmin: false };
+}
+
+export const ApproveCapabilityRequest: MessageFns<ApproveCapabilityRequest> = {
+  encode(message: ApproveCapabilityRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.context !== undefined) {
+      RequestContext.encode(message.context, writer.uint32(10).fork()).join();
+    }
+    if (message.teamId !== "") {
+      writer.uint32(18).string(message.teamId);
+    }
+    if (message.serverId !== "") {
+      writer.uint32(26).string(message.serverId);
+    }
+    if (message.capabilityId !== "") {
+      writer.uint32(34).string(message.capabilityId);
+    }
+    if (message.asPlatformAdmin !== false) {
+      writer.uint32(40).bool(message.asPlatformAdmin);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ApproveCapabilityRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseApproveCapabilityRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.context = RequestContext.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.teamId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.serverId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.capabilityId = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.asPlatformAdmin = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ApproveCapabilityRequest {
+    return {
+      context: isSet(object.context) ? RequestContext.fromJSON(object.context) : undefined,
+      teamId: isSet(object.teamId)
+        ? globalThis.String(object.teamId)
+        : isSet(object.team_id)
+        ? globalThis.String(object.team_id)
+        : "",
+      serverId: isSet(object.serverId)
+        ? globalThis.String(object.serverId)
+        : isSet(object.server_id)
+        ? globalThis.String(object.server_id)
+        : "",
+      capabilityId: isSet(object.capabilityId)
+        ? globalThis.String(object.capabilityId)
+        : isSet(object.capability_id)
+        ? globalThis.String(object.capability_id)
+        : "",
+      asPlatformAdmin: isSet(object.asPlatformAdmin)
+        ? globalThis.Boolean(object.asPlatformAdmin)
+        : isSet(object.as_platform_admin)
+        ? globalThis.Boolean(object.as_platform_admin)
+        : false,
+    };
+  },
+
+  toJSON(message: ApproveCapabilityRequest): unknown {
+    const obj: any = {};
+    if (message.context !== undefined) {
+      obj.context = RequestContext.toJSON(message.context);
+    }
+    if (message.teamId !== "") {
+      obj.teamId = message.teamId;
+    }
+    if (message.serverId !== "") {
+      obj.serverId = message.serverId;
+    }
+    if (message.capabilityId !== "") {
+      obj.capabilityId = message.capabilityId;
+    }
+    if (message.asPlatformAdmin !== false) {
+      obj.asPlatformAdmin = message.asPlatformAdmin;
+    }
+    return obj;
+  },
+};
+
+function createBaseCallRecord(): CallRecord {
+  return {
+    id: "",
+    occurredAt: undefined,
+    method: "",
+    exposedName: "",
+    gateway: undefined,
+    server: undefined,
+    principal: undefined,
+    clientName: "",
+    outcome: "",
+    errorClass: "",
+    providerSlug: "",
+    latencyMs: 0,
+    requestBytes: "0",
+    responseBytes: "0",
+    requestId: "",
+    captured: false,
+    requestPayload: "",
+    responsePayload: "",
+    teamId: "",
+  };
+}
+
+export const CallRecord: MessageFns<CallRecord> = {
+  encode(message: CallRecord, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.occurredAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.occurredAt), writer.uint32(18).fork()).join();
+    }
+    if (message.method !== "") {
+      writer.uint32(26).string(message.method);
+    }
+    if (message.exposedName !== "") {
+      writer.uint32(34).string(message.exposedName);
+    }
+    if (message.gateway !== undefined) {
+      CallTarget.encode(message.gateway, writer.uint32(42).fork()).join();
+    }
+    if (message.server !== undefined) {
+      CallTarget.encode(message.server, writer.uint32(50).fork()).join();
+    }
+    if (message.principal !== undefined) {
+      CallPrincipal.encode(message.principal, writer.uint32(58).fork()).join();
+    }
+    if (message.clientName !== "") {
+      writer.uint32(66).string(message.clientName);
+    }
+    if (message.outcome !== "") {
+      writer.uint32(74).string(message.outcome);
+    }
+    if (message.errorClass !== "") {
+      writer.uint32(82).string(message.errorClass);
+    }
+    if (message.providerSlug !== "") {
+      writer.uint32(90).string(message.providerSlug);
+    }
+    if (message.latencyMs !== 0) {
+      writer.uint32(96).int32(message.latencyMs);
+    }
+    if (message.requestBytes !== "0") {
+      writer.uint32(104).int64(message.requestBytes);
+    }
+    if (message.responseBytes !== "0") {
+      writer.uint32(112).int64(message.responseBytes);
+    }
+    if (message.requestId !== "") {
+      writer.uint32(122).string(message.requestId);
+    }
+    if (message.captured !== false) {
+      writer.uint32(128).bool(message.captured);
+    }
+    if (message.requestPayload !== "") {
+      writer.uint32(138).string(message.requestPayload);
+    }
+    if (message.responsePayload !== "") {
+      writer.uint32(146).string(message.responsePayload);
+    }
+    if (message.teamId !== "") {
+      writer.uint32(154).string(message.teamId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CallRecord {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCallRecord();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.occurredAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.method = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.exposedName = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.gateway = CallTarget.decode(reader, reader.uint32());
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.server = CallTarget.decode(reader, reader.uint32());
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.principal = CallPrincipal.decode(reader, reader.uint32());
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.clientName = reader.string();
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.outcome = reader.string();
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.errorClass = reader.string();
+            continue;
+          }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.providerSlug = reader.string();
+            continue;
+          }
+          case 12: {
+            if (tag !== 96) {
+              break;
+            }
+
+            message.latencyMs = reader.int32();
+            continue;
+          }
+          case 13: {
+            if (tag !== 104) {
+              break;
+            }
+
+            message.requestBytes = reader.int64().toString();
+            continue;
+          }
+          case 14: {
+            if (tag !== 112) {
+              break;
+            }
+
+            message.responseBytes = reader.int64().toString();
+            continue;
+          }
+          case 15: {
+            if (tag !== 122) {
+              break;
+            }
+
+            message.requestId = reader.string();
+            continue;
+          }
+          case 16: {
+            if (tag !== 128) {
+              break;
+            }
+
+            message.captured = reader.bool();
+            continue;
+          }
+          case 17: {
+            if (tag !== 138) {
+              break;
+            }
+
+            message.requestPayload = reader.string();
+            continue;
+          }
+          case 18: {
+            if (tag !== 146) {
+              break;
+            }
+
+            message.responsePayload = reader.string();
+            continue;
+          }
+          case 19: {
+            if (tag !== 154) {
+              break;
+            }
+
+            message.teamId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CallRecord {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      occurredAt: isSet(object.occurredAt)
+        ? globalThis.String(object.occurredAt)
+        : isSet(object.occurred_at)
+        ? globalThis.String(object.occurred_at)
+        : undefined,
+      method: isSet(object.method) ? globalThis.String(object.method) : "",
+      exposedName: isSet(object.exposedName)
+        ? globalThis.String(object.exposedName)
+        : isSet(object.exposed_name)
+        ? globalThis.String(object.exposed_name)
+        : "",
+      gateway: isSet(object.gateway) ? CallTarget.fromJSON(object.gateway) : undefined,
+      server: isSet(object.server) ? CallTarget.fromJSON(object.server) : undefined,
+      principal: isSet(object.principal) ? CallPrincipal.fromJSON(object.principal) : undefined,
+      clientName: isSet(object.clientName)
+        ? globalThis.String(object.clientName)
+        : isSet(object.client_name)
+        ? globalThis.String(object.client_name)
+        : "",
+      outcome: isSet(object.outcome) ? globalThis.String(object.outcome) : "",
+      errorClass: isSet(object.errorClass)
+        ? globalThis.String(object.errorClass)
+        : isSet(object.error_class)
+        ? globalThis.String(object.error_class)
+        : "",
+      providerSlug: isSet(object.providerSlug)
+        ? globalThis.String(object.providerSlug)
+        : isSet(object.provider_slug)
+        ? globalThis.String(object.provider_slug)
+        : "",
+      latencyMs: isSet(object.latencyMs)
+        ? globalThis.Number(object.latencyMs)
+        : isSet(object.latency_ms)
+        ? globalThis.Number(object.latency_ms)
+        : 0,
+      requestBytes: isSet(object.requestBytes)
+        ? globalThis.String(object.requestBytes)
+        : isSet(object.request_bytes)
+        ? globalThis.String(object.request_bytes)
+        : "0",
+      responseBytes: isSet(object.responseBytes)
+        ? globalThis.String(object.responseBytes)
+        : isSet(object.response_bytes)
+        ? globalThis.String(object.response_bytes)
+        : "0",
+      requestId: isSet(object.requestId)
+        ? globalThis.String(object.requestId)
+        : isSet(object.request_id)
+        ? globalThis.String(object.request_id)
+        : "",
+      captured: isSet(object.captured) ? globalThis.Boolean(object.captured) : false,
+      requestPayload: isSet(object.requestPayload)
+        ? globalThis.String(object.requestPayload)
+        : isSet(object.request_payload)
+        ? globalThis.String(object.request_payload)
+        : "",
+      responsePayload: isSet(object.responsePayload)
+        ? globalThis.String(object.responsePayload)
+        : isSet(object.response_payload)
+        ? globalThis.String(object.response_payload)
+        : "",
+      teamId: isSet(object.teamId)
+        ? globalThis.String(object.teamId)
+        : isSet(object.team_id)
+        ? globalThis.String(object.team_id)
+        : "",
+    };
+  },
+
+  toJSON(message: CallRecord): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.occurredAt !== undefined) {
+      obj.occurredAt = message.occurredAt;
+    }
+    if (message.method !== "") {
+      obj.method = message.method;
+    }
+    if (message.exposedName !== "") {
+      obj.exposedName = message.exposedName;
+    }
+    if (message.gateway !== undefined) {
+      obj.gateway = CallTarget.toJSON(message.gateway);
+    }
+    if (message.server !== undefined) {
+      obj.server = CallTarget.toJSON(message.server);
+    }
+    if (message.principal !== undefined) {
+      obj.principal = CallPrincipal.toJSON(message.principal);
+    }
+    if (message.clientName !== "") {
+      obj.clientName = message.clientName;
+    }
+    if (message.outcome !== "") {
+      obj.outcome = message.outcome;
+    }
+    if (message.errorClass !== "") {
+      obj.errorClass = message.errorClass;
+    }
+    if (message.providerSlug !== "") {
+      obj.providerSlug = message.providerSlug;
+    }
+    if (message.latencyMs !== 0) {
+      obj.latencyMs = Math.round(message.latencyMs);
+    }
+    if (message.requestBytes !== "0") {
+      obj.requestBytes = message.requestBytes;
+    }
+    if (message.responseBytes !== "0") {
+      obj.responseBytes = message.responseBytes;
+    }
+    if (message.requestId !== "") {
+      obj.requestId = message.requestId;
+    }
+    if (message.captured !== false) {
+      obj.captured = message.captured;
+    }
+    if (message.requestPayload !== "") {
+      obj.requestPayload = message.requestPayload;
+    }
+    if (message.responsePayload !== "") {
+      obj.responsePayload = message.responsePayload;
+    }
+    if (message.teamId !== "") {
+      obj.teamId = message.teamId;
+    }
+    return obj;
+  },
+};
+
+function createBaseCallTarget(): CallTarget {
+  return { id: "", slug: "", name: "", exists: false };
+}
+
+export const CallTarget: MessageFns<CallTarget> = {
+  encode(message: CallTarget, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.slug !== "") {
+      writer.uint32(18).string(message.slug);
+    }
+    if (message.name !== "") {
+      writer.uint32(26).string(message.name);
+    }
+    if (message.exists !== false) {
+      writer.uint32(32).bool(message.exists);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CallTarget {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCallTarget();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.slug = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.exists = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CallTarget {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      slug: isSet(object.slug) ? globalThis.String(object.slug) : "",
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      exists: isSet(object.exists) ? globalThis.Boolean(object.exists) : false,
+    };
+  },
+
+  toJSON(message: CallTarget): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.slug !== "") {
+      obj.slug = message.slug;
+    }
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.exists !== false) {
+      obj.exists = message.exists;
+    }
+    return obj;
+  },
+};
+
+function createBaseCallPrincipal(): CallPrincipal {
+  return {
+    kind: "",
+    userId: "",
+    displayName: "",
+    email: "",
+    apiKeyName: "",
+    oauthClientName: "",
+    oauthClientVerified: false,
+    serviceAccountId: "",
+    serviceAccountTeamSlug: "",
+    serviceAccountExists: false,
+  };
+}
+
+export const CallPrincipal: MessageFns<CallPrincipal> = {
+  encode(message: CallPrincipal, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.kind !== "") {
+      writer.uint32(10).string(message.kind);
+    }
+    if (message.userId !== "") {
+      writer.uint32(18).string(message.userId);
+    }
+    if (message.displayName !== "") {
+      writer.uint32(26).string(message.displayName);
+    }
+    if (message.email !== "") {
+      writer.uint32(34).string(message.email);
+    }
+    if (message.apiKeyName !== "") {
+      writer.uint32(42).string(message.apiKeyName);
+    }
+    if (message.oauthClientName !== "") {
+      writer.uint32(50).string(message.oauthClientName);
+    }
+    if (message.oauthClientVerified !== false) {
+      writer.uint32(56).bool(message.oauthClientVerified);
+    }
+    if (message.serviceAccountId !== "") {
+      writer.uint32(66).string(message.serviceAccountId);
+    }
+    if (message.serviceAccountTeamSlug !== "") {
+      writer.uint32(74).string(message.serviceAccountTeamSlug);
+    }
+    if (message.serviceAccountExists !== false) {
+      writer.uint32(80).bool(message.serviceAccountExists);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CallPrincipal {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCallPrincipal();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.kind = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.userId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.displayName = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.email = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.apiKeyName = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.oauthClientName = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.oauthClientVerified = reader.bool();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.serviceAccountId = reader.string();
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.serviceAccountTeamSlug = reader.string();
+            continue;
+          }
+          case 10: {
+            if (tag !== 80) {
+              break;
+            }
+
+            message.serviceAccountExists = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CallPrincipal {
+    return {
+      kind: isSet(object.kind) ? globalThis.String(object.kind) : "",
+      userId: isSet(object.userId)
+        ? globalThis.String(object.userId)
+        : isSet(object.user_id)
+        ? globalThis.String(object.user_id)
+        : "",
+      displayName: isSet(object.displayName)
+        ? globalThis.String(object.displayName)
+        : isSet(object.display_name)
+        ? globalThis.String(object.display_name)
+        : "",
+      email: isSet(object.email) ? globalThis.String(object.email) : "",
+      apiKeyName: isSet(object.apiKeyName)
+        ? globalThis.String(object.apiKeyName)
+        : isSet(object.api_key_name)
+        ? globalThis.String(object.api_key_name)
+        : "",
+      oauthClientName: isSet(object.oauthClientName)
+        ? globalThis.String(object.oauthClientName)
+        : isSet(object.oauth_client_name)
+        ? globalThis.String(object.oauth_client_name)
+        : "",
+      oauthClientVerified: isSet(object.oauthClientVerified)
+        ? globalThis.Boolean(object.oauthClientVerified)
+        : isSet(object.oauth_client_verified)
+        ? globalThis.Boolean(object.oauth_client_verified)
+        : false,
+      serviceAccountId: isSet(object.serviceAccountId)
+        ? globalThis.String(object.serviceAccountId)
+        : isSet(object.service_account_id)
+        ? globalThis.String(object.service_account_id)
+        : "",
+      serviceAccountTeamSlug: isSet(object.serviceAccountTeamSlug)
+        ? globalThis.String(object.serviceAccountTeamSlug)
+        : isSet(object.service_account_team_slug)
+        ? globalThis.String(object.service_account_team_slug)
+        : "",
+      serviceAccountExists: isSet(object.serviceAccountExists)
+        ? globalThis.Boolean(object.serviceAccountExists)
+        : isSet(object.service_account_exists)
+        ? globalThis.Boolean(object.service_account_exists)
+        : false,
+    };
+  },
+
+  toJSON(message: CallPrincipal): unknown {
+    const obj: any = {};
+    if (message.kind !== "") {
+      obj.kind = message.kind;
+    }
+    if (message.userId !== "") {
+      obj.userId = message.userId;
+    }
+    if (message.displayName !== "") {
+      obj.displayName = message.displayName;
+    }
+    if (message.email !== "") {
+      obj.email = message.email;
+    }
+    if (message.apiKeyName !== "") {
+      obj.apiKeyName = message.apiKeyName;
+    }
+    if (message.oauthClientName !== "") {
+      obj.oauthClientName = message.oauthClientName;
+    }
+    if (message.oauthClientVerified !== false) {
+      obj.oauthClientVerified = message.oauthClientVerified;
+    }
+    if (message.serviceAccountId !== "") {
+      obj.serviceAccountId = message.serviceAccountId;
+    }
+    if (message.serviceAccountTeamSlug !== "") {
+      obj.serviceAccountTeamSlug = message.serviceAccountTeamSlug;
+    }
+    if (message.serviceAccountExists !== false) {
+      obj.serviceAccountExists = message.serviceAccountExists;
+    }
+    return obj;
+  },
+};
+
+function createBaseListCallsRequest(): ListCallsRequest {
+  return {
+    teamId: "",
+    page: undefined,
+    gatewayId: "",
+    serverId: "",
+    outcome: "",
+    method: "",
+    userId: "",
+    since: undefined,
+    until: undefined,
+  };
+}
+
+export const ListCallsRequest: MessageFns<ListCallsRequest> = {
+  encode(message: ListCallsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.teamId !== "") {
+      writer.uint32(10).string(message.teamId);
+    }
+    if (message.page !== undefined) {
+      PageRequest.encode(message.page, writer.uint32(18).fork()).join();
+    }
+    if (message.gatewayId !== "") {
+      writer.uint32(26).string(message.gatewayId);
+    }
+    if (message.serverId !== "") {
+      writer.uint32(34).string(message.serverId);
+    }
+    if (message.outcome !== "") {
+      writer.uint32(42).string(message.outcome);
+    }
+    if (message.method !== "") {
+      writer.uint32(50).string(message.method);
+    }
+    if (message.userId !== "") {
+      writer.uint32(58).string(message.userId);
+    }
+    if (message.since !== undefined) {
+      Timestamp.encode(toTimestamp(message.since), writer.uint32(66).fork()).join();
+    }
+    if (message.until !== undefined) {
+      Timestamp.encode(toTimestamp(message.until), writer.uint32(74).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListCallsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListCallsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.teamId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.page = PageRequest.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.gatewayId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.serverId = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.outcome = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.method = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.userId = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.since = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.until = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListCallsRequest {
+    return {
+      teamId: isSet(object.teamId)
+        ? globalThis.String(object.teamId)
+        : isSet(object.team_id)
+        ? globalThis.String(object.team_id)
+        : "",
+      page: isSet(object.page) ? PageRequest.fromJSON(object.page) : undefined,
+      gatewayId: isSet(object.gatewayId)
+        ? globalThis.String(object.gatewayId)
+        : isSet(object.gateway_id)
+        ? globalThis.String(object.gateway_id)
+        : "",
+      serverId: isSet(object.serverId)
+        ? globalThis.String(object.serverId)
+        : isSet(object.server_id)
+        ? globalThis.String(object.server_id)
+        : "",
+      outcome: isSet(object.outcome) ? globalThis.String(object.outcome) : "",
+      method: isSet(object.method) ? globalThis.String(object.method) : "",
+      userId: isSet(object.userId)
+        ? globalThis.String(object.userId)
+        : isSet(object.user_id)
+        ? globalThis.String(object.user_id)
+        : "",
+      since: isSet(object.since) ? globalThis.String(object.since) : undefined,
+      until: isSet(object.until) ? globalThis.String(object.until) : undefined,
+    };
+  },
+
+  toJSON(message: ListCallsRequest): unknown {
+    const obj: any = {};
+    if (message.teamId !== "") {
+      obj.teamId = message.teamId;
+    }
+    if (message.page !== undefined) {
+      obj.page = PageRequest.toJSON(message.page);
+    }
+    if (message.gatewayId !== "") {
+      obj.gatewayId = message.gatewayId;
+    }
+    if (message.serverId !== "") {
+      obj.serverId = message.serverId;
+    }
+    if (message.outcome !== "") {
+      obj.outcome = message.outcome;
+    }
+    if (message.method !== "") {
+      obj.method = message.method;
+    }
+    if (message.userId !== "") {
+      obj.userId = message.userId;
+    }
+    if (message.since !== undefined) {
+      obj.since = message.since;
+    }
+    if (message.until !== undefined) {
+      obj.until = message.until;
+    }
+    return obj;
+  },
+};
+
+function createBaseListCallsResponse(): ListCallsResponse {
+  return { calls: [], page: undefined };
+}
+
+export const ListCallsResponse: MessageFns<ListCallsResponse> = {
+  encode(message: ListCallsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.calls) {
+      CallRecord.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.page !== undefined) {
+      PageInfo.encode(message.page, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListCallsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListCallsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.calls.push(CallRecord.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.page = PageInfo.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListCallsResponse {
+    return {
+      calls: globalThis.Array.isArray(object?.calls) ? object.calls.map((e: any) => CallRecord.fromJSON(e)) : [],
+      page: isSet(object.page) ? PageInfo.fromJSON(object.page) : undefined,
+    };
+  },
+
+  toJSON(message: ListCallsResponse): unknown {
+    const obj: any = {};
+    if (message.calls?.length) {
+      obj.calls = message.calls.map((e) => CallRecord.toJSON(e));
+    }
+    if (message.page !== undefined) {
+      obj.page = PageInfo.toJSON(message.page);
+    }
+    return obj;
+  },
+};
+
+function createBaseGetCallRequest(): GetCallRequest {
+  return { teamId: "", callId: "" };
+}
+
+export const GetCallRequest: MessageFns<GetCallRequest> = {
+  encode(message: GetCallRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.teamId !== "") {
+      writer.uint32(10).string(message.teamId);
+    }
+    if (message.callId !== "") {
+      writer.uint32(18).string(message.callId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetCallRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetCallRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.teamId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.callId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetCallRequest {
+    return {
+      teamId: isSet(object.teamId)
+        ? globalThis.String(object.teamId)
+        : isSet(object.team_id)
+        ? globalThis.String(object.team_id)
+        : "",
+      callId: isSet(object.callId)
+        ? globalThis.String(object.callId)
+        : isSet(object.call_id)
+        ? globalThis.String(object.call_id)
+        : "",
+    };
+  },
+
+  toJSON(message: GetCallRequest): unknown {
+    const obj: any = {};
+    if (message.teamId !== "") {
+      obj.teamId = message.teamId;
+    }
+    if (message.callId !== "") {
+      obj.callId = message.callId;
+    }
+    return obj;
+  },
+};
+
 export type CatalogServiceService = typeof CatalogServiceService;
 export const CatalogServiceService = {
   /** Reports the running service's name, version and applied schema version. */
@@ -2936,6 +7027,40 @@ export const CatalogServiceService = {
       Buffer.from(CheckGatewayAccessResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): CheckGatewayAccessResponse => CheckGatewayAccessResponse.decode(value),
   },
+  updateGateway: {
+    path: "/platform.catalog.v1.CatalogService/UpdateGateway" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: UpdateGatewayRequest): Buffer => Buffer.from(UpdateGatewayRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): UpdateGatewayRequest => UpdateGatewayRequest.decode(value),
+    responseSerialize: (value: Gateway): Buffer => Buffer.from(Gateway.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Gateway => Gateway.decode(value),
+  },
+  deleteGateway: {
+    path: "/platform.catalog.v1.CatalogService/DeleteGateway" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: DeleteGatewayRequest): Buffer => Buffer.from(DeleteGatewayRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): DeleteGatewayRequest => DeleteGatewayRequest.decode(value),
+    responseSerialize: (value: DeleteGatewayResponse): Buffer =>
+      Buffer.from(DeleteGatewayResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): DeleteGatewayResponse => DeleteGatewayResponse.decode(value),
+  },
+  /**
+   * What the /mcp/{slug} data plane needs to serve a gateway: its servers in the team's catalog, their upstream
+   * addresses and (unsealed) credentials, and their exposed capabilities under their exposed names. Internal: the
+   * edge only; never presented.
+   */
+  resolveGateway: {
+    path: "/platform.catalog.v1.CatalogService/ResolveGateway" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ResolveGatewayRequest): Buffer =>
+      Buffer.from(ResolveGatewayRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ResolveGatewayRequest => ResolveGatewayRequest.decode(value),
+    responseSerialize: (value: GatewayRuntime): Buffer => Buffer.from(GatewayRuntime.encode(value).finish()),
+    responseDeserialize: (value: Buffer): GatewayRuntime => GatewayRuntime.decode(value),
+  },
   /** MCP servers: a team's registered upstream servers (records only; discovery and publishing come later). */
   createMcpServer: {
     path: "/platform.catalog.v1.CatalogService/CreateMcpServer" as const,
@@ -2988,6 +7113,60 @@ export const CatalogServiceService = {
       Buffer.from(DeleteMcpServerResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): DeleteMcpServerResponse => DeleteMcpServerResponse.decode(value),
   },
+  /** Platform admin view (§2.4): every server of every team, and op 16. */
+  listAllMcpServers: {
+    path: "/platform.catalog.v1.CatalogService/ListAllMcpServers" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListAllMcpServersRequest): Buffer =>
+      Buffer.from(ListAllMcpServersRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListAllMcpServersRequest => ListAllMcpServersRequest.decode(value),
+    responseSerialize: (value: ListMcpServersResponse): Buffer =>
+      Buffer.from(ListMcpServersResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListMcpServersResponse => ListMcpServersResponse.decode(value),
+  },
+  adminUpdateMcpServer: {
+    path: "/platform.catalog.v1.CatalogService/AdminUpdateMcpServer" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: AdminUpdateMcpServerRequest): Buffer =>
+      Buffer.from(AdminUpdateMcpServerRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): AdminUpdateMcpServerRequest => AdminUpdateMcpServerRequest.decode(value),
+    responseSerialize: (value: McpServer): Buffer => Buffer.from(McpServer.encode(value).finish()),
+    responseDeserialize: (value: Buffer): McpServer => McpServer.decode(value),
+  },
+  /** Publishing (ops 2 and 13 of the spec, §3): a team asks to publish; a platform admin reviews. */
+  publishMcpServer: {
+    path: "/platform.catalog.v1.CatalogService/PublishMcpServer" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: PublishMcpServerRequest): Buffer =>
+      Buffer.from(PublishMcpServerRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): PublishMcpServerRequest => PublishMcpServerRequest.decode(value),
+    responseSerialize: (value: McpServer): Buffer => Buffer.from(McpServer.encode(value).finish()),
+    responseDeserialize: (value: Buffer): McpServer => McpServer.decode(value),
+  },
+  reviewMcpServer: {
+    path: "/platform.catalog.v1.CatalogService/ReviewMcpServer" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ReviewMcpServerRequest): Buffer =>
+      Buffer.from(ReviewMcpServerRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ReviewMcpServerRequest => ReviewMcpServerRequest.decode(value),
+    responseSerialize: (value: McpServer): Buffer => Buffer.from(McpServer.encode(value).finish()),
+    responseDeserialize: (value: Buffer): McpServer => McpServer.decode(value),
+  },
+  /** The servers a team sees in its catalog: its own published servers plus platform servers visible to it. */
+  listCatalog: {
+    path: "/platform.catalog.v1.CatalogService/ListCatalog" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListCatalogRequest): Buffer => Buffer.from(ListCatalogRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListCatalogRequest => ListCatalogRequest.decode(value),
+    responseSerialize: (value: ListMcpServersResponse): Buffer =>
+      Buffer.from(ListMcpServersResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListMcpServersResponse => ListMcpServersResponse.decode(value),
+  },
   /** Capabilities of a team's MCP server: discovery from the upstream, and the stored list. */
   refreshMcpServer: {
     path: "/platform.catalog.v1.CatalogService/RefreshMcpServer" as const,
@@ -3011,6 +7190,36 @@ export const CatalogServiceService = {
       Buffer.from(ListCapabilitiesResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ListCapabilitiesResponse => ListCapabilitiesResponse.decode(value),
   },
+  /** Op 8 (team owners/admins under self_publish) and the platform admins' approval route. */
+  approveCapability: {
+    path: "/platform.catalog.v1.CatalogService/ApproveCapability" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ApproveCapabilityRequest): Buffer =>
+      Buffer.from(ApproveCapabilityRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ApproveCapabilityRequest => ApproveCapabilityRequest.decode(value),
+    responseSerialize: (value: Capability): Buffer => Buffer.from(Capability.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Capability => Capability.decode(value),
+  },
+  /** Records of calls made through gateways (§2.9): stored from the mcp-calls.v1 topic. */
+  listCalls: {
+    path: "/platform.catalog.v1.CatalogService/ListCalls" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListCallsRequest): Buffer => Buffer.from(ListCallsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListCallsRequest => ListCallsRequest.decode(value),
+    responseSerialize: (value: ListCallsResponse): Buffer => Buffer.from(ListCallsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListCallsResponse => ListCallsResponse.decode(value),
+  },
+  getCall: {
+    path: "/platform.catalog.v1.CatalogService/GetCall" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetCallRequest): Buffer => Buffer.from(GetCallRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetCallRequest => GetCallRequest.decode(value),
+    responseSerialize: (value: CallRecord): Buffer => Buffer.from(CallRecord.encode(value).finish()),
+    responseDeserialize: (value: Buffer): CallRecord => CallRecord.decode(value),
+  },
 } as const;
 
 export interface CatalogServiceServer extends UntypedServiceImplementation {
@@ -3025,15 +7234,36 @@ export interface CatalogServiceServer extends UntypedServiceImplementation {
    * allowed = false, indistinguishably (OAuth authorize rule 8; /mcp access checks).
    */
   checkGatewayAccess: handleUnaryCall<CheckGatewayAccessRequest, CheckGatewayAccessResponse>;
+  updateGateway: handleUnaryCall<UpdateGatewayRequest, Gateway>;
+  deleteGateway: handleUnaryCall<DeleteGatewayRequest, DeleteGatewayResponse>;
+  /**
+   * What the /mcp/{slug} data plane needs to serve a gateway: its servers in the team's catalog, their upstream
+   * addresses and (unsealed) credentials, and their exposed capabilities under their exposed names. Internal: the
+   * edge only; never presented.
+   */
+  resolveGateway: handleUnaryCall<ResolveGatewayRequest, GatewayRuntime>;
   /** MCP servers: a team's registered upstream servers (records only; discovery and publishing come later). */
   createMcpServer: handleUnaryCall<CreateMcpServerRequest, McpServer>;
   listMcpServers: handleUnaryCall<ListMcpServersRequest, ListMcpServersResponse>;
   getMcpServer: handleUnaryCall<GetMcpServerRequest, McpServer>;
   updateMcpServer: handleUnaryCall<UpdateMcpServerRequest, McpServer>;
   deleteMcpServer: handleUnaryCall<DeleteMcpServerRequest, DeleteMcpServerResponse>;
+  /** Platform admin view (§2.4): every server of every team, and op 16. */
+  listAllMcpServers: handleUnaryCall<ListAllMcpServersRequest, ListMcpServersResponse>;
+  adminUpdateMcpServer: handleUnaryCall<AdminUpdateMcpServerRequest, McpServer>;
+  /** Publishing (ops 2 and 13 of the spec, §3): a team asks to publish; a platform admin reviews. */
+  publishMcpServer: handleUnaryCall<PublishMcpServerRequest, McpServer>;
+  reviewMcpServer: handleUnaryCall<ReviewMcpServerRequest, McpServer>;
+  /** The servers a team sees in its catalog: its own published servers plus platform servers visible to it. */
+  listCatalog: handleUnaryCall<ListCatalogRequest, ListMcpServersResponse>;
   /** Capabilities of a team's MCP server: discovery from the upstream, and the stored list. */
   refreshMcpServer: handleUnaryCall<RefreshMcpServerRequest, ListCapabilitiesResponse>;
   listCapabilities: handleUnaryCall<ListCapabilitiesRequest, ListCapabilitiesResponse>;
+  /** Op 8 (team owners/admins under self_publish) and the platform admins' approval route. */
+  approveCapability: handleUnaryCall<ApproveCapabilityRequest, Capability>;
+  /** Records of calls made through gateways (§2.9): stored from the mcp-calls.v1 topic. */
+  listCalls: handleUnaryCall<ListCallsRequest, ListCallsResponse>;
+  getCall: handleUnaryCall<GetCallRequest, CallRecord>;
 }
 
 export interface CatalogServiceClient extends Client {
@@ -3118,6 +7348,56 @@ export interface CatalogServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: CheckGatewayAccessResponse) => void,
   ): ClientUnaryCall;
+  updateGateway(
+    request: UpdateGatewayRequest,
+    callback: (error: ServiceError | null, response: Gateway) => void,
+  ): ClientUnaryCall;
+  updateGateway(
+    request: UpdateGatewayRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Gateway) => void,
+  ): ClientUnaryCall;
+  updateGateway(
+    request: UpdateGatewayRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Gateway) => void,
+  ): ClientUnaryCall;
+  deleteGateway(
+    request: DeleteGatewayRequest,
+    callback: (error: ServiceError | null, response: DeleteGatewayResponse) => void,
+  ): ClientUnaryCall;
+  deleteGateway(
+    request: DeleteGatewayRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: DeleteGatewayResponse) => void,
+  ): ClientUnaryCall;
+  deleteGateway(
+    request: DeleteGatewayRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: DeleteGatewayResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * What the /mcp/{slug} data plane needs to serve a gateway: its servers in the team's catalog, their upstream
+   * addresses and (unsealed) credentials, and their exposed capabilities under their exposed names. Internal: the
+   * edge only; never presented.
+   */
+  resolveGateway(
+    request: ResolveGatewayRequest,
+    callback: (error: ServiceError | null, response: GatewayRuntime) => void,
+  ): ClientUnaryCall;
+  resolveGateway(
+    request: ResolveGatewayRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: GatewayRuntime) => void,
+  ): ClientUnaryCall;
+  resolveGateway(
+    request: ResolveGatewayRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: GatewayRuntime) => void,
+  ): ClientUnaryCall;
   /** MCP servers: a team's registered upstream servers (records only; discovery and publishing come later). */
   createMcpServer(
     request: CreateMcpServerRequest,
@@ -3194,6 +7474,84 @@ export interface CatalogServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: DeleteMcpServerResponse) => void,
   ): ClientUnaryCall;
+  /** Platform admin view (§2.4): every server of every team, and op 16. */
+  listAllMcpServers(
+    request: ListAllMcpServersRequest,
+    callback: (error: ServiceError | null, response: ListMcpServersResponse) => void,
+  ): ClientUnaryCall;
+  listAllMcpServers(
+    request: ListAllMcpServersRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListMcpServersResponse) => void,
+  ): ClientUnaryCall;
+  listAllMcpServers(
+    request: ListAllMcpServersRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListMcpServersResponse) => void,
+  ): ClientUnaryCall;
+  adminUpdateMcpServer(
+    request: AdminUpdateMcpServerRequest,
+    callback: (error: ServiceError | null, response: McpServer) => void,
+  ): ClientUnaryCall;
+  adminUpdateMcpServer(
+    request: AdminUpdateMcpServerRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: McpServer) => void,
+  ): ClientUnaryCall;
+  adminUpdateMcpServer(
+    request: AdminUpdateMcpServerRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: McpServer) => void,
+  ): ClientUnaryCall;
+  /** Publishing (ops 2 and 13 of the spec, §3): a team asks to publish; a platform admin reviews. */
+  publishMcpServer(
+    request: PublishMcpServerRequest,
+    callback: (error: ServiceError | null, response: McpServer) => void,
+  ): ClientUnaryCall;
+  publishMcpServer(
+    request: PublishMcpServerRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: McpServer) => void,
+  ): ClientUnaryCall;
+  publishMcpServer(
+    request: PublishMcpServerRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: McpServer) => void,
+  ): ClientUnaryCall;
+  reviewMcpServer(
+    request: ReviewMcpServerRequest,
+    callback: (error: ServiceError | null, response: McpServer) => void,
+  ): ClientUnaryCall;
+  reviewMcpServer(
+    request: ReviewMcpServerRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: McpServer) => void,
+  ): ClientUnaryCall;
+  reviewMcpServer(
+    request: ReviewMcpServerRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: McpServer) => void,
+  ): ClientUnaryCall;
+  /** The servers a team sees in its catalog: its own published servers plus platform servers visible to it. */
+  listCatalog(
+    request: ListCatalogRequest,
+    callback: (error: ServiceError | null, response: ListMcpServersResponse) => void,
+  ): ClientUnaryCall;
+  listCatalog(
+    request: ListCatalogRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListMcpServersResponse) => void,
+  ): ClientUnaryCall;
+  listCatalog(
+    request: ListCatalogRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListMcpServersResponse) => void,
+  ): ClientUnaryCall;
   /** Capabilities of a team's MCP server: discovery from the upstream, and the stored list. */
   refreshMcpServer(
     request: RefreshMcpServerRequest,
@@ -3225,6 +7583,53 @@ export interface CatalogServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ListCapabilitiesResponse) => void,
   ): ClientUnaryCall;
+  /** Op 8 (team owners/admins under self_publish) and the platform admins' approval route. */
+  approveCapability(
+    request: ApproveCapabilityRequest,
+    callback: (error: ServiceError | null, response: Capability) => void,
+  ): ClientUnaryCall;
+  approveCapability(
+    request: ApproveCapabilityRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Capability) => void,
+  ): ClientUnaryCall;
+  approveCapability(
+    request: ApproveCapabilityRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Capability) => void,
+  ): ClientUnaryCall;
+  /** Records of calls made through gateways (§2.9): stored from the mcp-calls.v1 topic. */
+  listCalls(
+    request: ListCallsRequest,
+    callback: (error: ServiceError | null, response: ListCallsResponse) => void,
+  ): ClientUnaryCall;
+  listCalls(
+    request: ListCallsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListCallsResponse) => void,
+  ): ClientUnaryCall;
+  listCalls(
+    request: ListCallsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListCallsResponse) => void,
+  ): ClientUnaryCall;
+  getCall(
+    request: GetCallRequest,
+    callback: (error: ServiceError | null, response: CallRecord) => void,
+  ): ClientUnaryCall;
+  getCall(
+    request: GetCallRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: CallRecord) => void,
+  ): ClientUnaryCall;
+  getCall(
+    request: GetCallRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: CallRecord) => void,
+  ): ClientUnaryCall;
 }
 
 export const CatalogServiceClient = makeGenericClientConstructor(
@@ -3247,6 +7652,10 @@ function fromTimestamp(t: Timestamp): string {
   let millis = (globalThis.Number(t.seconds) || 0) * 1_000;
   millis += (t.nanos || 0) / 1_000_000;
   return new globalThis.Date(millis).toISOString();
+}
+
+function isObject(value: any): boolean {
+  return typeof value === "object" && value !== null;
 }
 
 function isSet(value: any): boolean {

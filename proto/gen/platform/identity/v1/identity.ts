@@ -458,6 +458,29 @@ export interface Team {
     | undefined;
   /** For a personal workspace: its person. */
   personalOwnerId: string;
+  /** The team's MCP publishing override: "approval_required", "self_publish", or empty (the platform default). */
+  publishingOverride: string;
+}
+
+export interface SetTeamPublishingOverrideRequest {
+  context?:
+    | RequestContext
+    | undefined;
+  /** Id or slug. */
+  teamRef: string;
+  expectedRevision: string;
+  /** "approval_required" or "self_publish"; empty clears the override. */
+  override: string;
+}
+
+export interface GetIdentitySigningKeysRequest {
+}
+
+export interface IdentitySigningKeys {
+  /** The key new identity tokens are signed with: a private JWK (JSON) with its kid and alg. */
+  currentPrivateJwkJson: string;
+  /** Public JWKs (JSON objects) of the current and still-verifiable previous keys. */
+  publicJwksJson: string[];
 }
 
 export interface CreateTeamRequest {
@@ -2787,6 +2810,7 @@ function createBaseTeam(): Team {
     createdAt: undefined,
     updatedAt: undefined,
     personalOwnerId: "",
+    publishingOverride: "",
   };
 }
 
@@ -2824,6 +2848,9 @@ export const Team: MessageFns<Team> = {
     }
     if (message.personalOwnerId !== "") {
       writer.uint32(90).string(message.personalOwnerId);
+    }
+    if (message.publishingOverride !== "") {
+      writer.uint32(98).string(message.publishingOverride);
     }
     return writer;
   },
@@ -2929,6 +2956,14 @@ export const Team: MessageFns<Team> = {
             message.personalOwnerId = reader.string();
             continue;
           }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            message.publishingOverride = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2974,6 +3009,11 @@ export const Team: MessageFns<Team> = {
         : isSet(object.personal_owner_id)
         ? globalThis.String(object.personal_owner_id)
         : "",
+      publishingOverride: isSet(object.publishingOverride)
+        ? globalThis.String(object.publishingOverride)
+        : isSet(object.publishing_override)
+        ? globalThis.String(object.publishing_override)
+        : "",
     };
   },
 
@@ -3011,6 +3051,249 @@ export const Team: MessageFns<Team> = {
     }
     if (message.personalOwnerId !== "") {
       obj.personalOwnerId = message.personalOwnerId;
+    }
+    if (message.publishingOverride !== "") {
+      obj.publishingOverride = message.publishingOverride;
+    }
+    return obj;
+  },
+};
+
+function createBaseSetTeamPublishingOverrideRequest(): SetTeamPublishingOverrideRequest {
+  return { context: undefined, teamRef: "", expectedRevision: "0", override: "" };
+}
+
+export const SetTeamPublishingOverrideRequest: MessageFns<SetTeamPublishingOverrideRequest> = {
+  encode(message: SetTeamPublishingOverrideRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.context !== undefined) {
+      RequestContext.encode(message.context, writer.uint32(10).fork()).join();
+    }
+    if (message.teamRef !== "") {
+      writer.uint32(18).string(message.teamRef);
+    }
+    if (message.expectedRevision !== "0") {
+      writer.uint32(24).int64(message.expectedRevision);
+    }
+    if (message.override !== "") {
+      writer.uint32(34).string(message.override);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SetTeamPublishingOverrideRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSetTeamPublishingOverrideRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.context = RequestContext.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.teamRef = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.expectedRevision = reader.int64().toString();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.override = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SetTeamPublishingOverrideRequest {
+    return {
+      context: isSet(object.context) ? RequestContext.fromJSON(object.context) : undefined,
+      teamRef: isSet(object.teamRef)
+        ? globalThis.String(object.teamRef)
+        : isSet(object.team_ref)
+        ? globalThis.String(object.team_ref)
+        : "",
+      expectedRevision: isSet(object.expectedRevision)
+        ? globalThis.String(object.expectedRevision)
+        : isSet(object.expected_revision)
+        ? globalThis.String(object.expected_revision)
+        : "0",
+      override: isSet(object.override) ? globalThis.String(object.override) : "",
+    };
+  },
+
+  toJSON(message: SetTeamPublishingOverrideRequest): unknown {
+    const obj: any = {};
+    if (message.context !== undefined) {
+      obj.context = RequestContext.toJSON(message.context);
+    }
+    if (message.teamRef !== "") {
+      obj.teamRef = message.teamRef;
+    }
+    if (message.expectedRevision !== "0") {
+      obj.expectedRevision = message.expectedRevision;
+    }
+    if (message.override !== "") {
+      obj.override = message.override;
+    }
+    return obj;
+  },
+};
+
+function createBaseGetIdentitySigningKeysRequest(): GetIdentitySigningKeysRequest {
+  return {};
+}
+
+export const GetIdentitySigningKeysRequest: MessageFns<GetIdentitySigningKeysRequest> = {
+  encode(_: GetIdentitySigningKeysRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetIdentitySigningKeysRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetIdentitySigningKeysRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): GetIdentitySigningKeysRequest {
+    return {};
+  },
+
+  toJSON(_: GetIdentitySigningKeysRequest): unknown {
+    const obj: any = {};
+    return obj;
+  },
+};
+
+function createBaseIdentitySigningKeys(): IdentitySigningKeys {
+  return { currentPrivateJwkJson: "", publicJwksJson: [] };
+}
+
+export const IdentitySigningKeys: MessageFns<IdentitySigningKeys> = {
+  encode(message: IdentitySigningKeys, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.currentPrivateJwkJson !== "") {
+      writer.uint32(10).string(message.currentPrivateJwkJson);
+    }
+    for (const v of message.publicJwksJson) {
+      writer.uint32(18).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): IdentitySigningKeys {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseIdentitySigningKeys();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.currentPrivateJwkJson = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.publicJwksJson.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): IdentitySigningKeys {
+    return {
+      currentPrivateJwkJson: isSet(object.currentPrivateJwkJson)
+        ? globalThis.String(object.currentPrivateJwkJson)
+        : isSet(object.current_private_jwk_json)
+        ? globalThis.String(object.current_private_jwk_json)
+        : "",
+      publicJwksJson: globalThis.Array.isArray(object?.publicJwksJson)
+        ? object.publicJwksJson.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.public_jwks_json)
+        ? object.public_jwks_json.map((e: any) => globalThis.String(e))
+        : [],
+    };
+  },
+
+  toJSON(message: IdentitySigningKeys): unknown {
+    const obj: any = {};
+    if (message.currentPrivateJwkJson !== "") {
+      obj.currentPrivateJwkJson = message.currentPrivateJwkJson;
+    }
+    if (message.publicJwksJson?.length) {
+      obj.publicJwksJson = message.publicJwksJson;
     }
     return obj;
   },
@@ -7867,6 +8150,18 @@ export const IdentityServiceService = {
     responseSerialize: (value: Team): Buffer => Buffer.from(Team.encode(value).finish()),
     responseDeserialize: (value: Buffer): Team => Team.decode(value),
   },
+  /** Sets or clears a team's MCP publishing override (op 13); checked against the team's revision, audited. */
+  setTeamPublishingOverride: {
+    path: "/platform.identity.v1.IdentityService/SetTeamPublishingOverride" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: SetTeamPublishingOverrideRequest): Buffer =>
+      Buffer.from(SetTeamPublishingOverrideRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): SetTeamPublishingOverrideRequest =>
+      SetTeamPublishingOverrideRequest.decode(value),
+    responseSerialize: (value: Team): Buffer => Buffer.from(Team.encode(value).finish()),
+    responseDeserialize: (value: Buffer): Team => Team.decode(value),
+  },
   listMembers: {
     path: "/platform.identity.v1.IdentityService/ListMembers" as const,
     requestStream: false as const,
@@ -8025,7 +8320,21 @@ export const IdentityServiceService = {
     responseSerialize: (value: AuditEntry): Buffer => Buffer.from(AuditEntry.encode(value).finish()),
     responseDeserialize: (value: Buffer): AuditEntry => AuditEntry.decode(value),
   },
-  /** Maintenance mode. */
+  /**
+   * Maintenance mode.
+   * Keys that sign the identity tokens the MCP gateway sends upstream: the current private key (for signing, edge
+   * only) and every public key still valid for verification (published at /.well-known/jwks.json).
+   */
+  getIdentitySigningKeys: {
+    path: "/platform.identity.v1.IdentityService/GetIdentitySigningKeys" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetIdentitySigningKeysRequest): Buffer =>
+      Buffer.from(GetIdentitySigningKeysRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetIdentitySigningKeysRequest => GetIdentitySigningKeysRequest.decode(value),
+    responseSerialize: (value: IdentitySigningKeys): Buffer => Buffer.from(IdentitySigningKeys.encode(value).finish()),
+    responseDeserialize: (value: Buffer): IdentitySigningKeys => IdentitySigningKeys.decode(value),
+  },
   getMaintenance: {
     path: "/platform.identity.v1.IdentityService/GetMaintenance" as const,
     requestStream: false as const,
@@ -8202,6 +8511,8 @@ export interface IdentityServiceServer extends UntypedServiceImplementation {
   listTeams: handleUnaryCall<ListTeamsRequest, ListTeamsResponse>;
   getTeam: handleUnaryCall<GetTeamRequest, Team>;
   updateTeam: handleUnaryCall<UpdateTeamRequest, Team>;
+  /** Sets or clears a team's MCP publishing override (op 13); checked against the team's revision, audited. */
+  setTeamPublishingOverride: handleUnaryCall<SetTeamPublishingOverrideRequest, Team>;
   listMembers: handleUnaryCall<ListMembersRequest, ListMembersResponse>;
   addMember: handleUnaryCall<AddMemberRequest, Member>;
   updateMember: handleUnaryCall<UpdateMemberRequest, Member>;
@@ -8222,7 +8533,12 @@ export interface IdentityServiceServer extends UntypedServiceImplementation {
   /** Audit log. */
   listAuditEntries: handleUnaryCall<ListAuditEntriesRequest, ListAuditEntriesResponse>;
   getAuditEntry: handleUnaryCall<GetAuditEntryRequest, AuditEntry>;
-  /** Maintenance mode. */
+  /**
+   * Maintenance mode.
+   * Keys that sign the identity tokens the MCP gateway sends upstream: the current private key (for signing, edge
+   * only) and every public key still valid for verification (published at /.well-known/jwks.json).
+   */
+  getIdentitySigningKeys: handleUnaryCall<GetIdentitySigningKeysRequest, IdentitySigningKeys>;
   getMaintenance: handleUnaryCall<GetMaintenanceRequest, Maintenance>;
   setMaintenance: handleUnaryCall<SetMaintenanceRequest, Maintenance>;
   /**
@@ -8445,6 +8761,22 @@ export interface IdentityServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: Team) => void,
   ): ClientUnaryCall;
+  /** Sets or clears a team's MCP publishing override (op 13); checked against the team's revision, audited. */
+  setTeamPublishingOverride(
+    request: SetTeamPublishingOverrideRequest,
+    callback: (error: ServiceError | null, response: Team) => void,
+  ): ClientUnaryCall;
+  setTeamPublishingOverride(
+    request: SetTeamPublishingOverrideRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: Team) => void,
+  ): ClientUnaryCall;
+  setTeamPublishingOverride(
+    request: SetTeamPublishingOverrideRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: Team) => void,
+  ): ClientUnaryCall;
   listMembers(
     request: ListMembersRequest,
     callback: (error: ServiceError | null, response: ListMembersResponse) => void,
@@ -8689,7 +9021,26 @@ export interface IdentityServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: AuditEntry) => void,
   ): ClientUnaryCall;
-  /** Maintenance mode. */
+  /**
+   * Maintenance mode.
+   * Keys that sign the identity tokens the MCP gateway sends upstream: the current private key (for signing, edge
+   * only) and every public key still valid for verification (published at /.well-known/jwks.json).
+   */
+  getIdentitySigningKeys(
+    request: GetIdentitySigningKeysRequest,
+    callback: (error: ServiceError | null, response: IdentitySigningKeys) => void,
+  ): ClientUnaryCall;
+  getIdentitySigningKeys(
+    request: GetIdentitySigningKeysRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: IdentitySigningKeys) => void,
+  ): ClientUnaryCall;
+  getIdentitySigningKeys(
+    request: GetIdentitySigningKeysRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: IdentitySigningKeys) => void,
+  ): ClientUnaryCall;
   getMaintenance(
     request: GetMaintenanceRequest,
     callback: (error: ServiceError | null, response: Maintenance) => void,

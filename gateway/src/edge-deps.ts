@@ -1,9 +1,11 @@
-import type { Cache, Logger, MaintenanceWatcher, RateLimiter, ServiceClients } from '@platform/runtime';
+import type { Cache, EventBus, Logger, MaintenanceWatcher, RateLimiter, ServiceClients } from '@platform/runtime';
 
 /** What the edge's routes and pages work with. */
 export interface EdgeDeps {
   clients: ServiceClients;
   cache: Cache;
+  /** The event bus: the /mcp data plane publishes call records here (absent where routes are built without a platform). */
+  bus?: EventBus;
   rateLimiter: RateLimiter;
   logger: Logger;
   /** This process's view of maintenance mode (absent where routes are built without a platform). */

@@ -5,6 +5,7 @@ import {
   runReadinessChecks,
   SERVICE_NAMES,
   type Cache,
+  type EventBus,
   type MaintenanceWatcher,
   type RunningModule,
   type RunningModules,
@@ -32,6 +33,7 @@ export async function gatewayModule(ctx: PlatformContext, running: RunningModule
     {
       clients,
       cache,
+      bus: running.get<EventBus>('bus'),
       rateLimiter: createRateLimiter(cache),
       maintenance: running.get<MaintenanceWatcher>('maintenance'),
       logger: ctx.logger.child({ module: 'gateway' }),

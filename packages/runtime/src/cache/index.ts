@@ -4,3 +4,4 @@ export { createMemoryCache, type MemoryCacheOptions } from './memory-cache';
 export { createRedisCache, describeRedisUrl, type RedisCacheOptions } from './redis-cache';
 export { createCache } from './create-cache';
 export { readAuthGeneration, bumpAuthGeneration } from './auth-generation';
+export { announceCatalogChange, onCatalogChange, CATALOG_CHANGED_CHANNEL } from './catalog-signal';

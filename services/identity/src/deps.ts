@@ -13,4 +13,4 @@ export interface IdentityDeps {
 export const SCHEMA = 'identity';
 
 /** The platform-owned team (created by migration 0002) holding platform-level resources and audit entries. */
-export const PLATFORM_TEAM_ID = '00000000-0000-4000-8000-000000000001';
+export { PLATFORM_TEAM_ID } from '@platform/runtime';

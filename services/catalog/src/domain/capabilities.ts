@@ -14,6 +14,7 @@ import type { McpServerRow } from '../store/mcp-servers-mappers';
 import { findTeamMcpServer } from '../store/mcp-servers-store';
 import { discoverCapabilities, DiscoveryError, type DiscoveredCapability, type DiscoveryTarget } from './discovery';
 import { UUID } from './gateway-rules';
+import { upstreamHeadersOf } from './upstream-headers';
 
 const NOT_FOUND = () => AppError.notFound('MCP server');
 
@@ -23,16 +24,12 @@ async function teamServer(deps: CatalogDeps, teamId: string, serverId: string): 
   return row;
 }
 
-/** How to reach the server; the credential is unsealed here only, for the discovery connection. */
+/** How to reach the server, with its static headers unsealed for the discovery connection. */
 function targetOf(deps: CatalogDeps, row: McpServerRow): DiscoveryTarget {
-  const credential =
-    row.auth_value_sealed !== null
-      ? { name: row.auth_header_name || 'Authorization', value: deps.secrets.secretBox.decrypt(row.auth_value_sealed, row.id) }
-      : null;
   return {
     url: row.url,
     transport: row.transport,
-    credential,
+    headers: upstreamHeadersOf(deps, row),
     timeoutSeconds: row.timeout_seconds,
     allowedNetworks: parseAllowedNetworks(deps.config.env.ALLOWED_INTERNAL_NETWORKS),
   };

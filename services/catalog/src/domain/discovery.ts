@@ -57,8 +57,8 @@ export function toDiscovered(kind: CapabilityKind, item: Record<string, unknown>
 export interface DiscoveryTarget {
   url: string;
   transport: string;
-  /** The static credential header, or null. */
-  credential: { name: string; value: string } | null;
+  /** Static headers (the credential among them), already unsealed. */
+  headers: Record<string, string>;
   timeoutSeconds: number;
   allowedNetworks: readonly ParsedCidr[];
 }
@@ -89,7 +89,7 @@ function guardedFetchFor(allowedNetworks: readonly ParsedCidr[], timeoutMs: numb
 
 function transportFor(target: DiscoveryTarget, fetch: (url: string | URL, init?: RequestInit) => Promise<Response>): Transport {
   const url = new URL(target.url);
-  const requestInit: RequestInit = target.credential ? { headers: { [target.credential.name]: target.credential.value } } : {};
+  const requestInit: RequestInit = { headers: target.headers };
   if (target.transport === 'sse') return new SSEClientTransport(url, { requestInit, fetch });
   return new StreamableHTTPClientTransport(url, { requestInit, fetch, reconnectionOptions: { maxRetries: 0, initialReconnectionDelay: 1000, maxReconnectionDelay: 1000, reconnectionDelayGrowFactor: 1 } });
 }

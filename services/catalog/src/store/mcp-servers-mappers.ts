@@ -18,6 +18,10 @@ export interface McpServerRow {
   send_identity: boolean;
   capture_payloads: boolean;
   publish_state: string;
+  access_mode: string;
+  visibility: string;
+  personal: boolean;
+  headers_sealed: string | null;
   revision: string;
   created_by: string | null;
   created_at: Date;
@@ -53,10 +57,10 @@ export function toMcpServer(row: McpServerRow): McpServer {
     publishReviewNote: '',
     pendingChanges: 0,
     lastRefreshError: '',
-    accessMode: 'proxy',
-    visibility: 'teams',
-    personal: false,
-    visibleTeamIds: [row.team_id],
-    hasHeaders: hasAuth,
+    accessMode: row.access_mode,
+    visibility: row.visibility,
+    personal: row.personal,
+    visibleTeamIds: [],
+    hasHeaders: hasAuth || row.headers_sealed !== null,
   };
 }

@@ -1,8 +1,9 @@
 import type { Queryable } from '@platform/runtime';
 import type { McpServerRow } from './mcp-servers-mappers';
 
-const COLUMNS = `id, team_id, slug, name, description, url, transport, auth_header_name, auth_value_sealed, auth_value_hint,
-  timeout_seconds, enabled, send_identity, capture_payloads, publish_state, revision, created_by, created_at, updated_at`;
+export const MCP_SERVER_COLUMNS = `id, team_id, slug, name, description, url, transport, auth_header_name, auth_value_sealed, auth_value_hint,
+  timeout_seconds, enabled, send_identity, capture_payloads, publish_state, access_mode, visibility, personal, headers_sealed,
+  revision, created_by, created_at, updated_at`;
 
 /** The stored fields of a server that creating and changing set; the credential arrives already sealed. */
 export interface McpServerFields {
@@ -42,7 +43,7 @@ export async function insertMcpServer(db: Queryable, id: string, teamId: string,
     `INSERT INTO catalog.mcp_servers (id, team_id, created_by, slug, name, description, url, transport, auth_header_name,
        auth_value_sealed, auth_value_hint, timeout_seconds, enabled, send_identity, capture_payloads)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
-     RETURNING ${COLUMNS}`,
+     RETURNING ${MCP_SERVER_COLUMNS}`,
     [id, teamId, createdBy, ...values(fields)],
   );
   return rows[0]!;
@@ -56,7 +57,7 @@ export async function updateMcpServerRow(db: Queryable, id: string, expectedRevi
             auth_value_sealed = $9, auth_value_hint = $10, timeout_seconds = $11, enabled = $12, send_identity = $13,
             capture_payloads = $14, revision = revision + 1, updated_at = now()
       WHERE id = $1 AND revision = $2
-      RETURNING ${COLUMNS}`,
+      RETURNING ${MCP_SERVER_COLUMNS}`,
     [id, expectedRevision, ...values(fields)],
   );
   return rows[0] ?? null;
@@ -68,7 +69,7 @@ export async function deleteMcpServerRow(db: Queryable, id: string): Promise<voi
 
 export async function findTeamMcpServer(db: Queryable, teamId: string, id: string, forUpdate = false): Promise<McpServerRow | null> {
   const { rows } = await db.query<McpServerRow>(
-    `SELECT ${COLUMNS} FROM catalog.mcp_servers WHERE team_id = $1 AND id = $2${forUpdate ? ' FOR UPDATE' : ''}`,
+    `SELECT ${MCP_SERVER_COLUMNS} FROM catalog.mcp_servers WHERE team_id = $1 AND id = $2${forUpdate ? ' FOR UPDATE' : ''}`,
     [teamId, id],
   );
   return rows[0] ?? null;
@@ -86,7 +87,7 @@ export async function mcpServerSlugTaken(db: Queryable, teamId: string, slug: st
 /** A team's servers in slug order, after `afterSlug` when given; one row more than `limit` tells a next page exists. */
 export async function listTeamMcpServers(db: Queryable, teamId: string, afterSlug: string | null, limit: number): Promise<McpServerRow[]> {
   const { rows } = await db.query<McpServerRow>(
-    `SELECT ${COLUMNS} FROM catalog.mcp_servers
+    `SELECT ${MCP_SERVER_COLUMNS} FROM catalog.mcp_servers
       WHERE team_id = $1 AND ($2::text IS NULL OR slug > $2::text) ORDER BY slug LIMIT $3`,
     [teamId, afterSlug, limit + 1],
   );

@@ -1,0 +1,49 @@
+/**
+ * One request made through a gateway, as the /mcp data plane reports it (spec §2.9). The data plane hands it to
+ * the call recorder (call-recorder.ts), which publishes it on the `mcp-calls.v1` topic off the hot path; the
+ * catalog service stores it and serves `GET /v1/teams/{team}/calls`. The record id (int64) is assigned on storage.
+ */
+export interface McpCallEvent {
+  /** The gateway's team: the team whose call list shows the record. */
+  teamId: string;
+  occurredAt: string;
+  /** The JSON-RPC method, for example `tools/call`; `notifications/...` are not recorded. */
+  method: string;
+  /** The tool or prompt name the client used, or the resource URI; empty for methods without one. */
+  exposedName: string;
+  gateway: { id: string; slug: string; name: string };
+  /** Absent when the request never reached an upstream (for example a refused or unknown name, or `tools/list`). */
+  server?: { id: string; slug: string; name: string };
+  principal: {
+    kind: 'user' | 'api_key' | 'service_account';
+    userId?: string;
+    displayName?: string;
+    email?: string;
+    apiKeyName?: string;
+    oauthClientName?: string;
+    oauthClientVerified?: boolean;
+    serviceAccountId?: string;
+    serviceAccountTeamSlug?: string;
+  };
+  /** The MCP client's name from its `initialize` (clientInfo.name). */
+  clientName: string;
+  /** 'ok', 'error', 'refused', 'timeout', 'upstream_unavailable' or 'cancelled'. */
+  outcome: McpCallOutcome;
+  /** Empty when ok: 'timeout', 'connection_refused', 'http_error', 'protocol_error', 'capability_hidden', 'unknown_name', 'upstream_error', ... */
+  errorClass: string;
+  latencyMs: number;
+  requestBytes: number;
+  responseBytes: number;
+  requestId: string;
+  /** Present only when the server captures payloads (capturePayloads); each already capped by the data plane. */
+  payloads?: { request: string; response: string };
+}
+
+export type McpCallOutcome = 'ok' | 'error' | 'refused' | 'timeout' | 'upstream_unavailable' | 'cancelled';
+
+/** Takes call records from the data plane without ever blocking or failing the request that produced them. */
+export interface CallRecorder {
+  record(call: McpCallEvent): void;
+  /** Publishes what is buffered (on shutdown). */
+  flush(): Promise<void>;
+}

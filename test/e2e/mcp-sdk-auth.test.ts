@@ -1,8 +1,7 @@
-import { auth, extractWWWAuthenticateParams, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import { auth, extractWWWAuthenticateParams } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
-import { authorizeAsPerson, freePort, gatewayUser, startTestPlatform, type GatewayUser, type TestPlatform } from '@platform/test';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { authorizeAsPerson, freePort, gatewayUser, MemoryOAuthProvider, startTestPlatform, type GatewayUser, type TestPlatform } from '@platform/test';
 
 /**
  * End to end with the MCP TypeScript SDK's OAuth client (`auth()` from @modelcontextprotocol/sdk): given only
@@ -28,54 +27,8 @@ afterAll(async () => {
   await platform?.stop();
 });
 
-/** An in-memory OAuthClientProvider; "redirecting" records the URL for the test to follow as the person. */
-class MemoryProvider implements OAuthClientProvider {
-  client: OAuthClientInformationMixed | undefined;
-  stored: OAuthTokens | undefined;
-  verifier = '';
-  authorizationUrl: URL | undefined;
-  readonly sentState = `sdk-state-${Math.random().toString(36).slice(2)}`;
-
-  get redirectUrl(): string {
-    return REDIRECT_URI;
-  }
-  get clientMetadata(): OAuthClientMetadata {
-    return {
-      client_name: 'MCP SDK e2e',
-      redirect_uris: [REDIRECT_URI],
-      grant_types: ['authorization_code', 'refresh_token'],
-      response_types: ['code'],
-      token_endpoint_auth_method: 'none',
-    };
-  }
-  state(): string {
-    return this.sentState;
-  }
-  clientInformation() {
-    return this.client;
-  }
-  saveClientInformation(information: OAuthClientInformationMixed): void {
-    this.client = information;
-  }
-  tokens() {
-    return this.stored;
-  }
-  saveTokens(tokens: OAuthTokens): void {
-    this.stored = tokens;
-  }
-  redirectToAuthorization(url: URL): void {
-    this.authorizationUrl = url;
-  }
-  saveCodeVerifier(verifier: string): void {
-    this.verifier = verifier;
-  }
-  codeVerifier(): string {
-    return this.verifier;
-  }
-}
-
 /** The person's browser: follows the SDK's authorization URL with the session, consents, returns the code. */
-async function consentAndGetCode(provider: MemoryProvider): Promise<string> {
+async function consentAndGetCode(provider: MemoryOAuthProvider): Promise<string> {
   const url = provider.authorizationUrl!;
   expect(url.origin + url.pathname).toBe(`${appUrl}/oauth/authorize`);
   expect(url.searchParams.get('code_challenge_method')).toBe('S256');
@@ -97,7 +50,7 @@ test('auth() discovers the server from the gateway URL, registers, authorizes wi
   const { resourceMetadataUrl } = extractWWWAuthenticateParams(first);
   expect(resourceMetadataUrl?.href).toBe(`${appUrl}/.well-known/oauth-protected-resource/mcp/${user.gatewaySlug}`);
 
-  const provider = new MemoryProvider();
+  const provider = new MemoryOAuthProvider(REDIRECT_URI);
   expect(await auth(provider, { serverUrl: gatewayUrl, resourceMetadataUrl: resourceMetadataUrl! })).toBe('REDIRECT');
   expect(provider.client?.client_id).toMatch(/^svccl_/);
   const code = await consentAndGetCode(provider);
@@ -107,9 +60,10 @@ test('auth() discovers the server from the gateway URL, registers, authorizes wi
   expect(provider.stored?.refresh_token).toMatch(/^svcrt_/);
   expect(provider.stored?.token_type.toLowerCase()).toBe('bearer');
 
-  // The token passes the gateway's check (the data plane answers 501 until the gateway issue lands).
+  // The token passes the gateway's check: the data plane answers (here: a request without a session is a 400).
   const call = await fetch(gatewayUrl, { method: 'POST', headers: { authorization: `Bearer ${provider.stored!.access_token}`, 'content-type': 'application/json' }, body: '{}' });
-  expect([401, 404]).not.toContain(call.status);
+  expect(call.status).toBe(400);
+  expect(await call.json()).toMatchObject({ jsonrpc: '2.0', id: null, error: { message: expect.stringMatching(/Mcp-Session-Id/) } });
 
   // With tokens stored, auth() refreshes through the same discovery (a rotated pair).
   const before = provider.stored!;
@@ -118,7 +72,7 @@ test('auth() discovers the server from the gateway URL, registers, authorizes wi
 });
 
 test('the SDK transport: 401 on connect → auth() → finishAuth(code) → requests carry a token the gateway accepts', async () => {
-  const provider = new MemoryProvider();
+  const provider = new MemoryOAuthProvider(REDIRECT_URI);
   const transport = new StreamableHTTPClientTransport(new URL(gatewayUrl), { authProvider: provider });
   const client = new Client({ name: 'e2e', version: '1.0.0' });
   await expect(client.connect(transport)).rejects.toThrow(/unauthorized/i);
@@ -126,14 +80,12 @@ test('the SDK transport: 401 on connect → auth() → finishAuth(code) → requ
   await transport.finishAuth(await consentAndGetCode(provider));
   expect(provider.stored?.access_token).toMatch(/^svcat_/);
 
-  // A fresh transport with the stored token: past the token check, the data plane placeholder answers.
+  // A fresh transport with the stored token connects to the gateway (an MCP server with nothing approved yet).
   const connected = new StreamableHTTPClientTransport(new URL(gatewayUrl), { authProvider: provider });
-  const error = await new Client({ name: 'e2e', version: '1.0.0' }).connect(connected).then(() => null, (e: unknown) => e);
-  if (error !== null) {
-    // Not an authorization failure: the SDK would raise UnauthorizedError for a 401.
-    expect(error).toBeInstanceOf(StreamableHTTPError);
-    expect([401, 403, 404]).not.toContain((error as StreamableHTTPError).code);
-  }
+  const connectedClient = new Client({ name: 'e2e', version: '1.0.0' });
+  await connectedClient.connect(connected);
+  expect(connectedClient.getServerVersion()).toMatchObject({ name: user.gatewaySlug, title: 'SDK Gateway' });
+  expect((await connectedClient.listTools()).tools).toEqual([]);
   await connected.close().catch(() => undefined);
   await transport.close().catch(() => undefined);
 });

@@ -151,3 +151,17 @@ export async function eventually<T>(read: () => T | Promise<T>, check: ((value: 
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
+
+/** Retries an assertion until it passes or `timeoutMs` runs out (then throws its last failure). */
+export async function expectEventually(assertion: () => void | Promise<void>, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      await assertion();
+      return;
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+}

@@ -10,3 +10,6 @@ export * from './callback-server';
 export * from './chromium';
 export * from './oauth-browser';
 export * from './fixtures';
+export * from './mcp-upstream';
+export * from './mcp-gateway';
+export * from './oauth-provider';

@@ -48,6 +48,8 @@ export interface TestPlatform {
   url(pathname: string): string;
   /** The APP_URL origin, which browser writes must send as Origin. */
   origin: string;
+  /** APP_URL: gateways' resources are `{appUrl}/mcp/{slug}`. */
+  appUrl: string;
   stop(): Promise<void>;
 }
 
@@ -82,6 +84,7 @@ export async function startTestPlatform(options: { env?: NodeJS.ProcessEnv; embe
     env,
     url: (pathname) => `http://127.0.0.1:${platform.httpPort}${pathname}`,
     origin: new URL(appUrl).origin,
+    appUrl,
     async stop() {
       await platform.stop();
       await infra.cleanup();
@@ -92,4 +95,17 @@ export async function startTestPlatform(options: { env?: NodeJS.ProcessEnv; embe
 /** Absolute URL of a path on a running platform's HTTP listener. */
 export function platformUrl(platform: RunningPlatform, pathname: string): string {
   return `http://127.0.0.1:${platform.httpPort}${pathname}`;
+}
+
+/**
+ * A second edge (`--target=gateway`) beside a test platform on real infrastructure: the same database, Redis,
+ * Kafka and keys, its services reached over the first platform's gRPC address. Requests may then land on either
+ * replica, as behind a Kubernetes Service.
+ */
+export async function startEdgeReplica(first: TestPlatform): Promise<{ url(pathname: string): string; stop(): Promise<void> }> {
+  const address = first.platform.grpcAddress;
+  if (!address || first.env.DATABASE_URL === undefined) throw new Error('an edge replica needs a platform on real infrastructure');
+  const addresses = Object.fromEntries(['IDENTITY', 'CATALOG', 'AGENTS', 'KNOWLEDGE', 'BILLING', 'NOTIFICATIONS'].map((name) => [`${name}_SERVICE_ADDR`, address]));
+  const edge = await startPlatform({ target: 'gateway', env: { ...first.env, ...addresses, PORT: '0', GRPC_PORT: '0' } });
+  return { url: (pathname) => platformUrl(edge, pathname), stop: () => edge.stop() };
 }

@@ -19,6 +19,11 @@ export interface RoutePolicy {
   platform?: readonly PlatformRoleName[];
   /** For routes with a `{team}`: the team roles that may call. */
   team?: readonly TeamRoleName[];
+  /**
+   * For routes with a `{team}` addressing the platform team (kind `platform`): platform roles that may call without
+   * being its members. The platform team's resources (platform MCP servers) are managed by platform admins.
+   */
+  platformTeam?: readonly PlatformRoleName[];
   /** Team service keys (acting as the team, not as a person) may call this team route. */
   serviceKeys?: boolean;
   /** The API key scope required. */
@@ -55,6 +60,7 @@ export function authorize(policy: RoutePolicy, caller: Caller | null, path: stri
   const access = caller.team;
   if (!access) throw AppError.notFound('Team');
   if (platformAllowed) return;
+  if (access.team.kind === 'platform' && caller.platformRole !== null && (policy.platformTeam ?? []).includes(caller.platformRole)) return;
   if (caller.credential === 'api_key' && caller.apiKeyTeamId !== access.team.id) throw AppError.notFound('Team');
   if (access.via === 'service_key') {
     if (policy.serviceKeys) return;
@@ -72,3 +78,10 @@ export const TEAM_MEMBERS_AND_PLATFORM_STAFF: RoutePolicy = {
 };
 
 export const TEAM_OWNERS_AND_ADMINS: RoutePolicy = { callers: 'team owners and admins', team: ['owner', 'admin'] };
+
+/** Managing MCP servers: a team's owners and admins; on the platform team (platform servers) platform admins too. */
+export const MCP_SERVER_MANAGERS: RoutePolicy = {
+  callers: 'team owners and admins; platform admins (platform team)',
+  team: ['owner', 'admin'],
+  platformTeam: ['admin'],
+};

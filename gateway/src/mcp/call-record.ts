@@ -35,8 +35,13 @@ export interface McpCallEvent {
   requestBytes: number;
   responseBytes: number;
   requestId: string;
-  /** Present only when the server captures payloads (capturePayloads); each already capped by the data plane. */
-  payloads?: { request: string; response: string };
+  /** The auth provider whose token the upstream call carried (OAuth-mode servers); absent otherwise. */
+  providerSlug?: string;
+  /**
+   * Present only when the server captures payloads (capturePayloads). The recorder caps each (CALL_PAYLOAD_CAP_BYTES
+   * in call-recorder.ts); a data plane that already cut one says so with its `...Truncated` flag.
+   */
+  payloads?: { request: string; response: string; requestTruncated?: boolean; responseTruncated?: boolean };
 }
 
 export type McpCallOutcome = 'ok' | 'error' | 'refused' | 'timeout' | 'upstream_unavailable' | 'cancelled';

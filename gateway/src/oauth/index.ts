@@ -1,10 +1,12 @@
 import type { Express } from 'express';
 import type { EdgeDeps } from '../edge-deps';
+import { onEdgeStop } from '../edge-stop';
 import type { AnyRouteDefinition } from '../route';
 import { mountAuthorize } from './authorize/handlers';
 import { mountConnectedAppsPage } from './connected-apps';
 import { connectionRoutes } from './connections';
-import { mountMcpEndpoint } from './mcp-placeholder';
+import { mountMcpEndpoint } from '../mcp/mount';
+import { mountJwks } from './jwks';
 import { mountDiscovery } from './metadata';
 import { mountRegister } from './register';
 import { mountRevoke } from './revoke';
@@ -20,12 +22,13 @@ export { requireGatewayToken, mcpPrincipalOf, type McpPrincipal } from './resour
  */
 export function mountOAuth(app: Express, deps: EdgeDeps): void {
   mountDiscovery(app, deps);
+  mountJwks(app, deps);
   mountAuthorize(app, deps);
   mountToken(app, deps);
   mountRegister(app, deps);
   mountRevoke(app, deps);
   mountConnectedAppsPage(app, deps);
-  mountMcpEndpoint(app, deps);
+  mountMcpEndpoint(app, deps, (stop) => onEdgeStop(app, stop));
 }
 
 /** Connected apps and trusted clients under `/v1`. */

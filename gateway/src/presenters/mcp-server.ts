@@ -1,11 +1,15 @@
 import { z } from 'zod';
 import type { McpServer } from '@platform/proto/gen/platform/catalog/v1/catalog';
 import type { Team } from '@platform/proto/gen/platform/identity/v1/identity';
+import { PUBLISH_POLICIES } from '@platform/runtime';
 import { orNull, timestamp, toNumber, uuid } from './common';
+import { presentServerHealth, serverHealthSchema } from './server-health';
+
+const PUBLISH_STATES = ['draft', 'pending', 'published', 'rejected'] as const;
 
 /**
- * A team's MCP server (spec §2.3, the fields of this slice; publishing, counts, health, refresh and OAuth modes come
- * later). The credential is write-only: `hasAuth` and `authValueHint` are all that shows of it.
+ * A team's MCP server (spec §2.3; OAuth modes come later). The credential is write-only: `hasAuth` and
+ * `authValueHint` are all that shows of it.
  */
 export const mcpServerSchema = z
   .object({
@@ -23,9 +27,22 @@ export const mcpServerSchema = z
     authValueHint: z.string().nullable().meta({ description: 'The last 4 characters of a credential of 12 or more; else null.' }),
     timeoutSeconds: z.number().int(),
     enabled: z.boolean(),
-    publishState: z.string().meta({ description: '`draft` until the server is published.' }),
+    publishState: z.enum(PUBLISH_STATES).meta({ description: '`draft`; `pending` (awaiting a platform admin\'s review); `published` (in the catalog); `rejected`.' }),
+    effectivePublishPolicy: z.enum(PUBLISH_POLICIES).meta({ description: 'The team\'s override, else the platform default (MCP_PUBLISH_POLICY).' }),
+    publishRequestedAt: timestamp.nullable(),
+    publishRequestNote: z.string().nullable(),
+    publishReviewedAt: timestamp.nullable(),
+    publishReviewedByName: z.string().nullable(),
+    publishReviewNote: z.string().nullable(),
+    counts: z
+      .object({ tools: z.number().int(), resources: z.number().int(), resourceTemplates: z.number().int(), prompts: z.number().int() })
+      .meta({ description: 'Present capabilities (not gone) by kind.' }),
+    pendingChanges: z.number().int().meta({ description: 'Present capabilities not approved as they are now: new ones and changed ones.' }),
+    refreshedAt: timestamp.nullable().meta({ description: 'The last successful discovery.' }),
+    lastRefreshError: z.string().nullable().meta({ description: 'Why the last discovery failed; null once one succeeds.' }),
     sendIdentity: z.boolean(),
     capturePayloads: z.boolean(),
+    health: serverHealthSchema,
     revision: z.number().int(),
     createdAt: timestamp,
     updatedAt: timestamp,
@@ -50,9 +67,25 @@ export function presentMcpServer(server: McpServer, team: Team): McpServerJson {
     authValueHint: orNull(server.authValueHint),
     timeoutSeconds: server.timeoutSeconds,
     enabled: server.enabled,
-    publishState: server.publishState,
+    publishState: PUBLISH_STATES.find((state) => state === server.publishState) ?? 'draft',
+    effectivePublishPolicy: server.effectivePublishPolicy === 'self_publish' ? 'self_publish' : 'approval_required',
+    publishRequestedAt: orNull(server.publishRequestedAt),
+    publishRequestNote: orNull(server.publishRequestNote),
+    publishReviewedAt: orNull(server.publishReviewedAt),
+    publishReviewedByName: orNull(server.publishReviewedByName),
+    publishReviewNote: orNull(server.publishReviewNote),
+    counts: {
+      tools: server.counts?.tools ?? 0,
+      resources: server.counts?.resources ?? 0,
+      resourceTemplates: server.counts?.resourceTemplates ?? 0,
+      prompts: server.counts?.prompts ?? 0,
+    },
+    pendingChanges: server.pendingChanges,
+    refreshedAt: orNull(server.refreshedAt),
+    lastRefreshError: orNull(server.lastRefreshError),
     sendIdentity: server.sendIdentity,
     capturePayloads: server.capturePayloads,
+    health: presentServerHealth(server.health),
     revision: toNumber(server.revision),
     createdAt: server.createdAt ?? '',
     updatedAt: server.updatedAt ?? '',

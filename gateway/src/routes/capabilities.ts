@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import { TEAM_MEMBERS_AND_PLATFORM_STAFF, TEAM_OWNERS_AND_ADMINS } from '../auth/policy';
+import { MCP_SERVER_MANAGERS, TEAM_MEMBERS_AND_PLATFORM_STAFF } from '../auth/policy';
 import { requestContextOf, teamOf } from '../auth/caller';
 import type { EdgeDeps } from '../edge-deps';
 import { capabilitySchema, presentCapability } from '../presenters/capability';
 import { defineRoute, type AnyRouteDefinition } from '../route';
 import { teamParam } from '../team-ref';
 
-const MANAGE = TEAM_OWNERS_AND_ADMINS;
+const MANAGE = MCP_SERVER_MANAGERS;
 const READ = TEAM_MEMBERS_AND_PLATFORM_STAFF;
 
 const serverParams = z.object({ team: teamParam, serverId: z.uuid().meta({ description: 'MCP server id.' }) });

@@ -5,12 +5,16 @@ import { mountOAuth, oauthRoutes } from '../oauth';
 import { mountSignInPage } from '../pages/sign-in';
 import { apiKeyRoutes } from './api-keys';
 import { auditRoutes } from './audit';
+import { callRoutes } from './calls';
 import { capabilityRoutes } from './capabilities';
 import { gatewayRoutes } from './gateways';
 import { authRoutes } from './auth';
 import { maintenanceRoutes } from './maintenance';
 import { mcpServerRoutes } from './mcp-servers';
+import { adminMcpServerRoutes } from './admin-mcp-servers';
+import { teamCatalogRoutes } from './team-catalog';
 import { peopleRoutes } from './people';
+import { publishingRoutes } from './publishing';
 import { serviceAccountRoutes } from './service-accounts';
 import { teamRoutes } from './teams';
 
@@ -27,6 +31,10 @@ export function v1Routes(deps: EdgeDeps): AnyRouteDefinition[] {
     ...gatewayRoutes(deps),
     ...mcpServerRoutes(deps),
     ...capabilityRoutes(deps),
+    ...publishingRoutes(deps),
+    ...adminMcpServerRoutes(deps),
+    ...teamCatalogRoutes(deps),
+    ...callRoutes(deps),
     ...oauthRoutes(deps),
   ];
 }

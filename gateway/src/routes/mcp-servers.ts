@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { TEAM_MEMBERS_AND_PLATFORM_STAFF, TEAM_OWNERS_AND_ADMINS } from '../auth/policy';
+import { MCP_SERVER_MANAGERS, TEAM_MEMBERS_AND_PLATFORM_STAFF } from '../auth/policy';
 import { requestContextOf, teamOf } from '../auth/caller';
 import type { EdgeDeps } from '../edge-deps';
 import { pageQuery, pageResponse } from '../pagination';
@@ -8,7 +8,7 @@ import { mcpServerSchema, presentMcpServer } from '../presenters/mcp-server';
 import { defineRoute, type AnyRouteDefinition } from '../route';
 import { teamParam } from '../team-ref';
 
-const MANAGE = TEAM_OWNERS_AND_ADMINS;
+const MANAGE = MCP_SERVER_MANAGERS;
 const READ = TEAM_MEMBERS_AND_PLATFORM_STAFF;
 
 const slug = slugSchema({ description: 'Unique within the team.', example: 'search' });

@@ -2,6 +2,9 @@ import path from 'node:path';
 import { defineService } from '@platform/runtime';
 import { CatalogServiceService } from '@platform/proto/gen/platform/catalog/v1/catalog';
 import type { CatalogDeps } from './deps';
+import { healthChecker } from './domain/health-checker';
+import { scheduledRefresh } from './domain/scheduled-refresh';
+import { callRecordsConsumer } from './events/call-records-consumer';
 import { createCatalogServiceHandlers } from './grpc/handlers';
 
 /** MCP servers, their capabilities and approvals, publishing, gateways and the records of calls made through them. */
@@ -18,7 +21,9 @@ export const catalogService = defineService({
       secrets: context.secrets,
       clients: context.clients,
     };
-    return { handlers: createCatalogServiceHandlers(deps) };
+    // Health checks and scheduled re-discovery (src/domain/health-checker.ts, scheduled-refresh.ts); null when off.
+    const background = [healthChecker(deps), scheduledRefresh(deps)].filter((task) => task !== null);
+    return { handlers: createCatalogServiceHandlers(deps), background, consumers: [callRecordsConsumer(deps)] };
   },
 });
 

@@ -1,4 +1,4 @@
-import { createEdge } from '@platform/gateway';
+import { createEdge, stopEdge } from '@platform/gateway';
 import {
   checkHealth,
   createRateLimiter,
@@ -6,6 +6,7 @@ import {
   SERVICE_NAMES,
   type Cache,
   type EventBus,
+  type Secrets,
   type MaintenanceWatcher,
   type RunningModule,
   type RunningModules,
@@ -34,6 +35,7 @@ export async function gatewayModule(ctx: PlatformContext, running: RunningModule
       clients,
       cache,
       bus: running.get<EventBus>('bus'),
+      secrets: running.get<Secrets>('secrets'),
       rateLimiter: createRateLimiter(cache),
       maintenance: running.get<MaintenanceWatcher>('maintenance'),
       logger: ctx.logger.child({ module: 'gateway' }),
@@ -43,6 +45,14 @@ export async function gatewayModule(ctx: PlatformContext, running: RunningModule
         sessionTtlSeconds: env.SESSION_TTL,
         apiKeyRateLimitPerMinute: env.API_KEY_RATE_LIMIT_PER_MINUTE,
         authCacheSeconds: env.AUTH_CACHE_SECONDS,
+        identityKeysCacheSeconds: env.IDENTITY_KEYS_CACHE_SECONDS,
+        mcp: {
+          allowedOrigins: env.MCP_ALLOWED_ORIGINS,
+          sessionMaxAgeSeconds: env.MCP_SESSION_MAX_AGE_SECONDS,
+          maxMessageBytes: env.MCP_MAX_MESSAGE_BYTES,
+          allowedInternalNetworks: env.ALLOWED_INTERNAL_NETWORKS,
+        },
+        defaultPublishPolicy: env.MCP_PUBLISH_POLICY,
       },
     },
     {
@@ -51,5 +61,7 @@ export async function gatewayModule(ctx: PlatformContext, running: RunningModule
       ...(env.TRUST_PROXY !== undefined ? { trustProxy: env.TRUST_PROXY } : {}),
     },
   );
-  return { value: app };
+  // The HTTP listener stops first (it starts after this module), so in-flight requests have finished; the bus stops
+  // after (it is a dependency), so the data plane's closing flush of call records can still publish.
+  return { value: app, stop: () => stopEdge(app) };
 }

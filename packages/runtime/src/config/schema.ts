@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { PUBLISH_POLICIES } from '../service/publish-policy';
 
 /** Every service the platform is made of, in the order the modules list them. */
 export const SERVICE_NAMES = ['identity', 'catalog', 'agents', 'knowledge', 'billing', 'notifications'] as const;
@@ -85,6 +86,28 @@ export const environmentSchema = z.object({
   MAINTENANCE_REFRESH_SECONDS: positiveInt.default(5),
   /** CIDRs the address guard admits besides public unicast addresses (comma-separated). */
   ALLOWED_INTERNAL_NETWORKS: z.preprocess(emptyAsUndefined, z.string().default('')),
+  /** The platform's default MCP publish policy; a team's override (op 13) wins. */
+  MCP_PUBLISH_POLICY: z.preprocess(emptyAsUndefined, z.enum(PUBLISH_POLICIES).default('approval_required')),
+  /** How often each enabled MCP server is health-checked (initialize + ping); 0 turns the checks off. */
+  MCP_HEALTH_CHECK_SECONDS: z.coerce.number().int().min(0).default(60),
+  /** How often each enabled MCP server's capabilities are re-discovered; 0 turns scheduled discovery off. */
+  MCP_REFRESH_SECONDS: z.coerce.number().int().min(0).default(3600),
+  /** Browser origins, besides APP_URL's, allowed to call /mcp/{slug} (comma-separated scheme://host[:port]). */
+  MCP_ALLOWED_ORIGINS: z.preprocess(
+    emptyAsUndefined,
+    z
+      .string()
+      .default('')
+      .transform((v) => v.split(',').map((o) => o.trim()).filter(Boolean)),
+  ),
+  /** How long an MCP client session id stays valid. */
+  MCP_SESSION_MAX_AGE_SECONDS: positiveInt.default(24 * 3600),
+  /** Largest JSON-RPC message the /mcp data plane accepts from a client or an upstream. */
+  MCP_MAX_MESSAGE_BYTES: positiveInt.default(4 * 1024 * 1024),
+  /** Age in days after which the identity-token signing key is replaced (old public keys stay published a day more). */
+  IDENTITY_TOKEN_KEY_ROTATION_DAYS: z.coerce.number().positive().max(365).default(30),
+  /** How long an edge remembers the identity-token keys (signing and /.well-known/jwks.json). */
+  IDENTITY_KEYS_CACHE_SECONDS: z.coerce.number().int().min(0).max(600).default(60),
   /** PEM file of extra certificate authorities trusted for outbound https (private CAs; tests). */
   OUTBOUND_EXTRA_CA_FILE: optionalString,
   OTEL_SDK_DISABLED: bool,

@@ -36,6 +36,8 @@ export const ERROR_CODES = {
   not_signed: { http: 409, grpc: GrpcStatus.FAILED_PRECONDITION },
   team_archived: { http: 409, grpc: GrpcStatus.FAILED_PRECONDITION },
   address_not_allowed: { http: 422, grpc: GrpcStatus.INVALID_ARGUMENT },
+  // Gateway composition: two of a gateway's servers would expose the same name (docs/catalog.md, Gateways).
+  name_collision: { http: 409, grpc: GrpcStatus.ALREADY_EXISTS },
 } as const satisfies Record<string, { http: number; grpc: GrpcStatus }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

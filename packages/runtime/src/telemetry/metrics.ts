@@ -51,3 +51,10 @@ export const eventsConsumed = new Counter({
   labelNames: ['consumer', 'topic', 'result'] as const,
   registers: [metricsRegistry],
 });
+
+export const callRecordsDropped = new Counter({
+  name: 'platform_call_records_dropped_total',
+  help: 'MCP call records the edge dropped before publishing them, by reason (buffer_full, shutdown, invalid, no_bus).',
+  labelNames: ['reason'] as const,
+  registers: [metricsRegistry],
+});

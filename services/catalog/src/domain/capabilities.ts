@@ -1,6 +1,6 @@
 import type { ListCapabilitiesRequest, ListCapabilitiesResponse, RefreshMcpServerRequest } from '@platform/proto/gen/platform/catalog/v1/catalog';
 import type { RequestContext } from '@platform/proto/gen/platform/common/v1/common';
-import { AppError, auditContext, parseAllowedNetworks, writeAuditEvent, type Transaction } from '@platform/runtime';
+import { announceCatalogChange, AppError, auditContext, parseAllowedNetworks, writeAuditEvent, type Transaction } from '@platform/runtime';
 import { SCHEMA, type CatalogDeps } from '../deps';
 import {
   listServerCapabilities,
@@ -12,6 +12,7 @@ import {
 } from '../store/capabilities-store';
 import type { McpServerRow } from '../store/mcp-servers-mappers';
 import { findTeamMcpServer } from '../store/mcp-servers-store';
+import { finishRefreshRound, releaseRefreshLease, takeRefreshLease } from '../store/refresh-store';
 import { discoverCapabilities, DiscoveryError, type DiscoveredCapability, type DiscoveryTarget } from './discovery';
 import { UUID } from './gateway-rules';
 import { upstreamHeadersOf } from './upstream-headers';
@@ -59,29 +60,64 @@ function refreshCounts(found: readonly DiscoveredCapability[], before: readonly 
   return { tools: count('tool'), resources: count('resource'), resourceTemplates: count('resource_template'), prompts: count('prompt'), added, redefined, gone: goneIds.length };
 }
 
+/** Discovery rounds one lease holder runs back to back for refreshes asked meanwhile, before it lets go. */
+const MAX_ROUNDS = 3;
+
+/** How long one discovery may take in all (it makes several requests, each within the server's timeout). */
+const discoveryBudgetSeconds = (server: McpServerRow) => Math.max(60, server.timeout_seconds * 10);
+
 /**
  * Discovers the server's capabilities upstream and stores them: new ones unapproved, seen ones with their current
  * definition and fingerprint (approvals kept, so a change shows), missing ones gone. The outcome is recorded on the
- * server (refreshed_at, or last_refresh_error with the failure's class) and audited `mcp_server.refresh` with counts.
- * An unreachable or misbehaving upstream is 503 `unavailable`.
+ * server (refreshed_at, or last_refresh_error with the failure's class) and audited `mcp_server.refresh` with counts;
+ * edges are told when capabilities changed. An unreachable or misbehaving upstream is 503 `unavailable`.
+ *
+ * One discovery of a server runs at a time across replicas (a lease on the row). A refresh asked for while another
+ * runs is coalesced: the running one discovers once more when its round ends (so a change announced during a round
+ * is not missed), and the caller gets the stored list at once. `signal` stops the discovery (shutdown).
  */
-export async function refreshMcpServer(deps: CatalogDeps, request: RefreshMcpServerRequest): Promise<ListCapabilitiesResponse> {
+export async function refreshMcpServer(deps: CatalogDeps, request: RefreshMcpServerRequest, signal?: AbortSignal): Promise<ListCapabilitiesResponse> {
   const server = await teamServer(deps, request.teamId, request.serverId);
+  const leaseSeconds = discoveryBudgetSeconds(server) + 30;
+  if (!(await takeRefreshLease(deps.db, server.id, leaseSeconds))) {
+    return { capabilities: (await listServerCapabilities(deps.db, server.id, false)).map(toCapability) };
+  }
+  let context = request.context;
+  try {
+    for (let round = 1; ; round++) {
+      const current = round === 1 ? server : await teamServer(deps, request.teamId, request.serverId);
+      const result = await discoverAndStore(deps, current, context, signal);
+      if (!(await finishRefreshRound(deps.db, server.id, leaseSeconds, round < MAX_ROUNDS))) return result;
+      // The repeat was asked for by other callers: it is the system's doing.
+      context = undefined;
+    }
+  } catch (error) {
+    await releaseRefreshLease(deps.db, server.id).catch((releaseError: unknown) =>
+      deps.logger.warn({ serverId: server.id, err: (releaseError as Error).message }, 'releasing the refresh lease failed'),
+    );
+    throw error;
+  }
+}
 
+async function discoverAndStore(deps: CatalogDeps, server: McpServerRow, context: RequestContext | undefined, signal: AbortSignal | undefined): Promise<ListCapabilitiesResponse> {
+  const deadline = AbortSignal.timeout(discoveryBudgetSeconds(server) * 1000);
   let found: DiscoveredCapability[];
   try {
-    found = await discoverCapabilities(targetOf(deps, server));
+    found = await discoverCapabilities(targetOf(deps, server), signal ? AbortSignal.any([signal, deadline]) : deadline);
   } catch (error) {
     if (!(error instanceof DiscoveryError)) throw error;
+    // Stopped by the caller (shutdown): nothing was learnt about the upstream.
+    if (signal?.aborted) throw new AppError('unavailable', 'The refresh was stopped');
     deps.logger.warn({ serverId: server.id, errorClass: error.errorClass, err: error.cause }, 'MCP server discovery failed');
     const message = `The MCP server could not be reached: ${error.errorClass}`;
     await deps.db.transaction(async (tx) => {
       await recordRefreshOutcome(tx, server.id, message);
-      await auditRefresh(tx, request.context, server, { outcome: 'failed', errorClass: error.errorClass });
+      await auditRefresh(tx, context, server, { outcome: 'failed', errorClass: error.errorClass });
     });
     throw new AppError('unavailable', message);
   }
 
+  let changed = false;
   const rows = await deps.db.transaction(async (tx) => {
     // Locks the server row: two refreshes of one server apply one after the other.
     const locked = await findTeamMcpServer(tx, server.team_id, server.id, true);
@@ -92,9 +128,13 @@ export async function refreshMcpServer(deps: CatalogDeps, request: RefreshMcpSer
     for (const item of found) await upsertCapability(tx, server.id, item);
     await markCapabilitiesGone(tx, goneIds);
     await recordRefreshOutcome(tx, server.id, null);
-    await auditRefresh(tx, request.context, locked, { outcome: 'succeeded', ...refreshCounts(found, before, goneIds) });
+    const counts = refreshCounts(found, before, goneIds);
+    changed = counts.added + counts.redefined + counts.gone > 0;
+    await auditRefresh(tx, context, locked, { outcome: 'succeeded', ...counts });
     return listServerCapabilities(tx, server.id, false);
   });
+  // Edges remember what gateways expose: a capability that appeared, changed or went must be looked up again.
+  if (changed) await announceCatalogChange(deps.cache);
   return { capabilities: rows.map(toCapability) };
 }
 

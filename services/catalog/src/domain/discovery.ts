@@ -80,14 +80,14 @@ const MAX_PAGES = 100;
  * A fetch for the SDK whose every connection passes the address guard (undici with the guarded dispatcher), never
  * through a proxy, never following a redirect by itself.
  */
-function guardedFetchFor(allowedNetworks: readonly ParsedCidr[], timeoutMs: number) {
+export function guardedFetchFor(allowedNetworks: readonly ParsedCidr[], timeoutMs: number) {
   const dispatcher = createGuardedDispatcher({ allowedNetworks, connectTimeoutMs: timeoutMs });
   const fetch = (url: string | URL, init?: RequestInit): Promise<Response> =>
     undiciFetch(url, { ...(init as UndiciRequestInit), redirect: 'manual', dispatcher }) as unknown as Promise<Response>;
   return { fetch, close: () => dispatcher.close() };
 }
 
-function transportFor(target: DiscoveryTarget, fetch: (url: string | URL, init?: RequestInit) => Promise<Response>): Transport {
+export function transportFor(target: DiscoveryTarget, fetch: (url: string | URL, init?: RequestInit) => Promise<Response>): Transport {
   const url = new URL(target.url);
   const requestInit: RequestInit = { headers: target.headers };
   if (target.transport === 'sse') return new SSEClientTransport(url, { requestInit, fetch });
@@ -107,7 +107,7 @@ async function allPages<T>(list: (cursor: string | undefined) => Promise<{ items
   throw new DiscoveryError('protocol_error', new Error(`more than ${MAX_PAGES} pages`));
 }
 
-function classify(error: unknown): DiscoveryErrorClass {
+export function classify(error: unknown): DiscoveryErrorClass {
   if (error instanceof DiscoveryError) return error.errorClass;
   const chain: unknown[] = [];
   for (let current: unknown = error; current && chain.length < 6; current = (current as { cause?: unknown }).cause) chain.push(current);
@@ -123,13 +123,14 @@ function classify(error: unknown): DiscoveryErrorClass {
 
 /**
  * Connects to an MCP server with the official SDK client and lists everything it advertises (tools, resources,
- * resource templates, prompts), every page. Throws DiscoveryError with a class on any failure.
+ * resource templates, prompts), every page. Throws DiscoveryError with a class on any failure; `signal` stops it
+ * (shutdown, or an overall deadline).
  */
-export async function discoverCapabilities(target: DiscoveryTarget): Promise<DiscoveredCapability[]> {
+export async function discoverCapabilities(target: DiscoveryTarget, signal?: AbortSignal): Promise<DiscoveredCapability[]> {
   const timeout = target.timeoutSeconds * 1000;
   const guarded = guardedFetchFor(target.allowedNetworks, timeout);
   const client = new Client({ name: 'platform-catalog', version: '1.0.0' });
-  const options = { timeout, maxTotalTimeout: timeout };
+  const options = { timeout, maxTotalTimeout: timeout, ...(signal ? { signal } : {}) };
   try {
     await client.connect(transportFor(target, guarded.fetch), options);
     const advertised = client.getServerCapabilities() ?? {};
@@ -155,7 +156,8 @@ export async function discoverCapabilities(target: DiscoveryTarget): Promise<Dis
     }));
     return dedupe(found);
   } catch (error) {
-    throw new DiscoveryError(classify(error), error);
+    // An overall deadline (AbortSignal.timeout) is a timeout too; any other abort is the caller stopping.
+    throw new DiscoveryError(signal?.aborted && (signal.reason as Error)?.name === 'TimeoutError' ? 'timeout' : classify(error), error);
   } finally {
     await client.close().catch(() => undefined);
     await guarded.close().catch(() => undefined);

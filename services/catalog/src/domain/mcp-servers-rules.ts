@@ -24,9 +24,9 @@ export const MAX_TIMEOUT_SECONDS = 300;
 export const MIN_LENGTH_FOR_HINT = 12;
 
 /** An HTTP header field name (RFC 9110 token). */
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+export const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 /** A header value the upstream request can carry: not empty, no control characters but tab (CR and LF would split headers). */
-function isHeaderValue(value: string): boolean {
+export function isHeaderValue(value: string): boolean {
   if (value.length === 0) return false;
   for (const char of value) {
     const code = char.codePointAt(0)!;

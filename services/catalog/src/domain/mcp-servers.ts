@@ -10,7 +10,7 @@ import type {
   UpdateMcpServerRequest,
 } from '@platform/proto/gen/platform/catalog/v1/catalog';
 import type { RequestContext } from '@platform/proto/gen/platform/common/v1/common';
-import { AppError, auditContext, parseAllowedNetworks, writeAuditEvent, type Transaction } from '@platform/runtime';
+import { AppError, auditContext, parseAllowedNetworks, writeAuditEvent, type PublishPolicy, type Transaction } from '@platform/runtime';
 import { SCHEMA, type CatalogDeps } from '../deps';
 import { isUniqueViolation } from '../store/gateways-store';
 import { toMcpServer, type McpServerRow } from '../store/mcp-servers-mappers';
@@ -33,6 +33,7 @@ import {
   type McpServerDraft,
 } from './mcp-servers-rules';
 import { decodeSlugCursor, encodeSlugCursor, pageLimit } from './paging';
+import { publishPolicyOf, teamPublishing } from './publish-policy';
 
 const SLUG_TAKEN = () => AppError.conflict('An MCP server with this slug already exists in the team');
 const NOT_FOUND = () => AppError.notFound('MCP server');
@@ -54,12 +55,11 @@ function auditView(row: McpServerRow): Record<string, unknown> {
   };
 }
 
-/** The team, from identity: it must exist, and changes need it not archived. */
-async function writableTeam(deps: CatalogDeps, teamId: string): Promise<string> {
-  if (!UUID.test(teamId)) throw AppError.notFound('Team');
-  const team = await deps.clients.identity.getTeam({ teamRef: teamId });
+/** The team, from identity: it must exist, and changes need it not archived; with its publish policy for the view. */
+async function writableTeam(deps: CatalogDeps, teamId: string): Promise<{ teamId: string; policy: PublishPolicy }> {
+  const { team, policy } = await teamPublishing(deps, teamId);
   if (team.archived) throw new AppError('team_archived', 'The team is archived');
-  return team.id;
+  return { teamId: team.id, policy };
 }
 
 function allowedNetworks(deps: CatalogDeps) {
@@ -106,7 +106,7 @@ export async function createMcpServer(deps: CatalogDeps, request: CreateMcpServe
     sendIdentity: request.sendIdentity,
     capturePayloads: request.capturePayloads,
   });
-  const teamId = await writableTeam(deps, request.teamId);
+  const { teamId, policy } = await writableTeam(deps, request.teamId);
   await assertMcpServerUrlAllowed(draft.url, allowedNetworks(deps));
   const id = randomUUID();
   const fields = sealed(deps, id, draft, null);
@@ -117,7 +117,7 @@ export async function createMcpServer(deps: CatalogDeps, request: CreateMcpServe
       await audit(tx, request.context, teamId, 'mcp_server.create', created, { after: auditView(created) });
       return created;
     });
-    return toMcpServer(row);
+    return toMcpServer(row, policy);
   } catch (error) {
     // Two concurrent creates of one slug: the unique constraint refuses the second.
     throw isUniqueViolation(error) ? SLUG_TAKEN() : error;
@@ -130,16 +130,17 @@ export async function listMcpServers(deps: CatalogDeps, request: ListMcpServersR
   const after = request.page?.cursor ? decodeSlugCursor(request.page.cursor) : null;
   if (!UUID.test(request.teamId)) return { servers: [], page: { nextCursor: '' } };
   const rows = await listTeamMcpServers(deps.db, request.teamId, after, limit);
+  const policy = await publishPolicyOf(deps, request.teamId);
   const kept = rows.slice(0, limit);
   const nextCursor = rows.length > limit ? encodeSlugCursor(kept[kept.length - 1]!.slug) : '';
-  return { servers: kept.map(toMcpServer), page: { nextCursor } };
+  return { servers: kept.map((row) => toMcpServer(row, policy)), page: { nextCursor } };
 }
 
 /** A server of the team by id; 404 when the team has none such (another team's server included). */
 export async function getMcpServer(deps: CatalogDeps, request: GetMcpServerRequest): Promise<McpServer> {
   const row = UUID.test(request.teamId) && UUID.test(request.serverId) ? await findTeamMcpServer(deps.db, request.teamId, request.serverId.toLowerCase()) : null;
   if (!row) throw NOT_FOUND();
-  return toMcpServer(row);
+  return toMcpServer(row, await publishPolicyOf(deps, row.team_id));
 }
 
 /**
@@ -148,7 +149,7 @@ export async function getMcpServer(deps: CatalogDeps, request: GetMcpServerReque
  * Audited `mcp_server.update`, with `authValueChanged` instead of the credential.
  */
 export async function updateMcpServer(deps: CatalogDeps, request: UpdateMcpServerRequest): Promise<McpServer> {
-  const teamId = await writableTeam(deps, request.teamId);
+  const { teamId, policy } = await writableTeam(deps, request.teamId);
   if (!UUID.test(request.serverId)) throw NOT_FOUND();
   const serverId = request.serverId.toLowerCase();
   const current = await findTeamMcpServer(deps.db, teamId, serverId);
@@ -189,7 +190,7 @@ export async function updateMcpServer(deps: CatalogDeps, request: UpdateMcpServe
       });
       return updated;
     });
-    return toMcpServer(row);
+    return toMcpServer(row, policy);
   } catch (error) {
     throw isUniqueViolation(error) ? SLUG_TAKEN() : error;
   }
@@ -197,7 +198,7 @@ export async function updateMcpServer(deps: CatalogDeps, request: UpdateMcpServe
 
 /** Deletes a server of the team. Audited `mcp_server.delete`. */
 export async function deleteMcpServer(deps: CatalogDeps, request: DeleteMcpServerRequest): Promise<DeleteMcpServerResponse> {
-  const teamId = await writableTeam(deps, request.teamId);
+  const { teamId } = await writableTeam(deps, request.teamId);
   if (!UUID.test(request.serverId)) throw NOT_FOUND();
   const serverId = request.serverId.toLowerCase();
   await deps.db.transaction(async (tx) => {

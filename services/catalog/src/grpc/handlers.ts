@@ -1,10 +1,14 @@
 import { invalidatingAuthentication, readServiceStatus, type AsyncServiceImplementation } from '@platform/runtime';
 import type { CatalogServiceServer } from '@platform/proto/gen/platform/catalog/v1/catalog';
 import type { CatalogDeps } from '../deps';
+import { callHandlers } from './calls';
 import { capabilityHandlers } from './capabilities';
+import { gatewayRuntimeHandlers } from './gateway-runtime';
 import { gatewayHandlers } from './gateways';
 import { mcpServerHandlers } from './mcp-servers';
-import { pendingHandlers } from './pending';
+import { platformServerHandlers } from './platform-servers';
+import { publishingHandlers } from './publishing';
+import { teamCatalogHandlers } from './team-catalog';
 
 /**
  * gRPC handlers of the catalog service, one file per area; they translate messages to domain calls and back.
@@ -18,11 +22,16 @@ export function createCatalogServiceHandlers(deps: CatalogDeps): AsyncServiceImp
     {
       getServiceStatus: () => readServiceStatus('catalog', deps.db),
       ...gatewayHandlers(deps),
+      ...gatewayRuntimeHandlers(deps),
       ...mcpServerHandlers(deps),
       ...capabilityHandlers(deps),
-      ...pendingHandlers(),
+      ...platformServerHandlers(deps),
+      ...teamCatalogHandlers(deps),
+      ...publishingHandlers(deps),
+      ...callHandlers(deps),
     },
-    ['createGateway', 'createMcpServer'],
+    // Publishing and approvals change what a gateway exposes, never who may use it.
+    ['createGateway', 'createMcpServer', 'publishMcpServer', 'reviewMcpServer', 'approveCapability'],
   );
 }
 

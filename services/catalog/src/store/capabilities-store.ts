@@ -17,13 +17,14 @@ export interface CapabilityRow {
   approved_fingerprint: string | null;
   approved_at: Date | null;
   approved_by: string | null;
+  approved_by_name: string | null;
   first_seen_at: Date;
   last_seen_at: Date;
   gone_at: Date | null;
 }
 
 const COLUMNS = `id, server_id, kind, name, title, description, definition, fingerprint, approved_fingerprint, approved_at,
-  approved_by, first_seen_at, last_seen_at, gone_at`;
+  approved_by, approved_by_name, first_seen_at, last_seen_at, gone_at`;
 
 /** Kinds in the order lists show them. */
 const KIND_ORDER = `CASE kind WHEN 'tool' THEN 1 WHEN 'resource' THEN 2 WHEN 'resource_template' THEN 3 ELSE 4 END`;
@@ -36,6 +37,46 @@ export async function listServerCapabilities(db: Queryable, serverId: string, in
     [serverId, includeGone],
   );
   return rows;
+}
+
+/** One capability of the server, or null (another server's included). */
+export async function findServerCapability(db: Queryable, serverId: string, id: string, forUpdate = false): Promise<CapabilityRow | null> {
+  const { rows } = await db.query<CapabilityRow>(
+    `SELECT ${COLUMNS} FROM catalog.capabilities WHERE server_id = $1 AND id = $2${forUpdate ? ' FOR UPDATE' : ''}`,
+    [serverId, id],
+  );
+  return rows[0] ?? null;
+}
+
+/** Who approves, as recorded on the capability: the person's id (null for a non-person) and name as it is now. */
+export interface Approver {
+  id: string | null;
+  name: string;
+}
+
+/** Approves the capability as it is now (its current fingerprint). */
+export async function approveCapabilityRow(db: Queryable, id: string, approver: Approver): Promise<CapabilityRow> {
+  const { rows } = await db.query<CapabilityRow>(
+    `UPDATE catalog.capabilities
+        SET approved_fingerprint = fingerprint, approved_at = now(), approved_by = $2, approved_by_name = $3
+      WHERE id = $1 RETURNING ${COLUMNS}`,
+    [id, approver.id, approver.name],
+  );
+  return rows[0]!;
+}
+
+/**
+ * Approves every present capability of the server that is not approved as it is now (new or changed); ones
+ * already approved keep their approval's time and approver. Returns how many were approved.
+ */
+export async function approvePresentCapabilities(db: Queryable, serverId: string, approver: Approver): Promise<number> {
+  const { rowCount } = await db.query(
+    `UPDATE catalog.capabilities
+        SET approved_fingerprint = fingerprint, approved_at = now(), approved_by = $2, approved_by_name = $3
+      WHERE server_id = $1 AND gone_at IS NULL AND approved_fingerprint IS DISTINCT FROM fingerprint`,
+    [serverId, approver.id, approver.name],
+  );
+  return rowCount;
 }
 
 /**
@@ -83,7 +124,7 @@ export function toCapability(row: CapabilityRow): Capability {
     approved: row.approved_fingerprint !== null && row.approved_fingerprint === row.fingerprint,
     changed: row.approved_fingerprint !== null && row.approved_fingerprint !== row.fingerprint,
     approvedAt: iso(row.approved_at),
-    approvedByName: '',
+    approvedByName: row.approved_by_name ?? '',
     firstSeenAt: iso(row.first_seen_at),
     lastSeenAt: iso(row.last_seen_at),
     goneAt: iso(row.gone_at),

@@ -1,4 +1,5 @@
 import type { McpServer } from '@platform/proto/gen/platform/catalog/v1/catalog';
+import { PLATFORM_TEAM_ID } from '@platform/runtime';
 import { iso } from './mappers';
 
 /** A `catalog.mcp_servers` row as the adapters return it: bigint as string, timestamps as Date. */
@@ -26,11 +27,43 @@ export interface McpServerRow {
   created_by: string | null;
   created_at: Date;
   updated_at: Date;
+  refreshed_at: Date | null;
+  last_refresh_error: string | null;
+  publish_requested_at: Date | null;
+  publish_request_note: string | null;
+  publish_reviewed_at: Date | null;
+  publish_reviewed_by: string | null;
+  publish_reviewed_by_name: string | null;
+  publish_review_note: string | null;
+  /** The latest health check (0009_health.sql): 'unknown' until the first. */
+  health_status: string;
+  health_checked_at: Date | null;
+  health_status_since: Date | null;
+  health_latency_ms: number | null;
+  health_error_class: string | null;
+  health_sign_in_required: boolean;
+  health_message: string | null;
+  /** Present only where the query selected `capabilitySummarySql` (mcp-servers-store.ts); else counted as none. */
+  capability_summary?: CapabilitySummary | null;
 }
 
-/** The proto view of a server: the sealed credential never leaves the service, only whether one exists and its hint. */
-export function toMcpServer(row: McpServerRow): McpServer {
+/** The server view's aggregates over its present capabilities. */
+export interface CapabilitySummary {
+  tools: number;
+  resources: number;
+  resource_templates: number;
+  prompts: number;
+  /** Present capabilities not approved as they are now: new ones, and changed ones. */
+  pending: number;
+}
+
+/**
+ * The proto view of a server: the sealed credential never leaves the service, only whether one exists and its hint.
+ * `effectivePublishPolicy` is the owning team's (domain/publish-policy.ts); the row does not know it.
+ */
+export function toMcpServer(row: McpServerRow, effectivePublishPolicy = ''): McpServer {
   const hasAuth = row.auth_value_sealed !== null;
+  const summary = row.capability_summary;
   return {
     id: row.id,
     teamId: row.team_id,
@@ -50,17 +83,37 @@ export function toMcpServer(row: McpServerRow): McpServer {
     revision: row.revision,
     createdAt: iso(row.created_at),
     updatedAt: iso(row.updated_at),
-    // Filled by the publishing, health and platform-view slices (issue 5).
-    effectivePublishPolicy: '',
-    publishRequestNote: '',
-    publishReviewedByName: '',
-    publishReviewNote: '',
-    pendingChanges: 0,
-    lastRefreshError: '',
+    effectivePublishPolicy,
+    publishRequestedAt: iso(row.publish_requested_at),
+    publishRequestNote: row.publish_request_note ?? '',
+    publishReviewedAt: iso(row.publish_reviewed_at),
+    publishReviewedByName: row.publish_reviewed_by_name ?? '',
+    publishReviewNote: row.publish_review_note ?? '',
+    counts: {
+      tools: summary?.tools ?? 0,
+      resources: summary?.resources ?? 0,
+      resourceTemplates: summary?.resource_templates ?? 0,
+      prompts: summary?.prompts ?? 0,
+    },
+    pendingChanges: summary?.pending ?? 0,
+    health: {
+      status: row.health_status,
+      checkedAt: iso(row.health_checked_at),
+      statusSince: iso(row.health_status_since),
+      latencyMs: row.health_latency_ms ?? 0,
+      errorClass: row.health_error_class ?? '',
+      message: row.health_message ?? '',
+      signInRequired: row.health_sign_in_required,
+    },
+    refreshedAt: iso(row.refreshed_at),
+    lastRefreshError: row.last_refresh_error ?? '',
     accessMode: row.access_mode,
     visibility: row.visibility,
     personal: row.personal,
-    visibleTeamIds: [],
+    // A team's own server is offered to that team only; a platform server's list is read by domain/platform-servers.ts.
+    visibleTeamIds: row.team_id === PLATFORM_TEAM_ID ? [] : [row.team_id],
     hasHeaders: hasAuth || row.headers_sealed !== null,
+    // The admin view's tools: filled by domain/platform-servers.ts.
+    tools: [],
   };
 }

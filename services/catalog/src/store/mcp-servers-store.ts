@@ -3,7 +3,28 @@ import type { McpServerRow } from './mcp-servers-mappers';
 
 export const MCP_SERVER_COLUMNS = `id, team_id, slug, name, description, url, transport, auth_header_name, auth_value_sealed, auth_value_hint,
   timeout_seconds, enabled, send_identity, capture_payloads, publish_state, access_mode, visibility, personal, headers_sealed,
-  revision, created_by, created_at, updated_at`;
+  revision, created_by, created_at, updated_at, refreshed_at, last_refresh_error, publish_requested_at, publish_request_note,
+  publish_reviewed_at, publish_reviewed_by, publish_reviewed_by_name, publish_review_note,
+  health_status, health_checked_at, health_status_since, health_latency_ms, health_error_class, health_sign_in_required, health_message`;
+
+/**
+ * The server view's aggregates over its capabilities as one json column, `capability_summary` (McpServerRow):
+ * present ones by kind, and `pending`, present ones not approved as they are now (new, or changed since approval).
+ * `server` is how the query names the mcp_servers row (an alias, or `mcp_servers`). A correlated subquery on the
+ * (server_id, kind, name) index: lists cost no query per server.
+ */
+export function capabilitySummarySql(server: string): string {
+  return `(SELECT json_build_object(
+      'tools', count(*) FILTER (WHERE c.kind = 'tool'),
+      'resources', count(*) FILTER (WHERE c.kind = 'resource'),
+      'resource_templates', count(*) FILTER (WHERE c.kind = 'resource_template'),
+      'prompts', count(*) FILTER (WHERE c.kind = 'prompt'),
+      'pending', count(*) FILTER (WHERE c.approved_fingerprint IS DISTINCT FROM c.fingerprint))
+    FROM catalog.capabilities c WHERE c.server_id = ${server}.id AND c.gone_at IS NULL) AS capability_summary`;
+}
+
+/** The columns of a server's full view, in a statement on catalog.mcp_servers without an alias. */
+export const MCP_SERVER_VIEW = `${MCP_SERVER_COLUMNS}, ${capabilitySummarySql('mcp_servers')}`;
 
 /** The stored fields of a server that creating and changing set; the credential arrives already sealed. */
 export interface McpServerFields {
@@ -57,7 +78,7 @@ export async function updateMcpServerRow(db: Queryable, id: string, expectedRevi
             auth_value_sealed = $9, auth_value_hint = $10, timeout_seconds = $11, enabled = $12, send_identity = $13,
             capture_payloads = $14, revision = revision + 1, updated_at = now()
       WHERE id = $1 AND revision = $2
-      RETURNING ${MCP_SERVER_COLUMNS}`,
+      RETURNING ${MCP_SERVER_VIEW}`,
     [id, expectedRevision, ...values(fields)],
   );
   return rows[0] ?? null;
@@ -69,7 +90,7 @@ export async function deleteMcpServerRow(db: Queryable, id: string): Promise<voi
 
 export async function findTeamMcpServer(db: Queryable, teamId: string, id: string, forUpdate = false): Promise<McpServerRow | null> {
   const { rows } = await db.query<McpServerRow>(
-    `SELECT ${MCP_SERVER_COLUMNS} FROM catalog.mcp_servers WHERE team_id = $1 AND id = $2${forUpdate ? ' FOR UPDATE' : ''}`,
+    `SELECT ${MCP_SERVER_VIEW} FROM catalog.mcp_servers WHERE team_id = $1 AND id = $2${forUpdate ? ' FOR UPDATE' : ''}`,
     [teamId, id],
   );
   return rows[0] ?? null;
@@ -87,7 +108,7 @@ export async function mcpServerSlugTaken(db: Queryable, teamId: string, slug: st
 /** A team's servers in slug order, after `afterSlug` when given; one row more than `limit` tells a next page exists. */
 export async function listTeamMcpServers(db: Queryable, teamId: string, afterSlug: string | null, limit: number): Promise<McpServerRow[]> {
   const { rows } = await db.query<McpServerRow>(
-    `SELECT ${MCP_SERVER_COLUMNS} FROM catalog.mcp_servers
+    `SELECT ${MCP_SERVER_VIEW} FROM catalog.mcp_servers
       WHERE team_id = $1 AND ($2::text IS NULL OR slug > $2::text) ORDER BY slug LIMIT $3`,
     [teamId, afterSlug, limit + 1],
   );

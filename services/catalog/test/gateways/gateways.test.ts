@@ -1,6 +1,6 @@
 import { adminClient, eventually, newPerson, newTeam, startTestPlatform, unique, type ApiClient, type TestPerson, type TestPlatform } from '@platform/test';
 
-const FIELDS = ['createdAt', 'enabled', 'id', 'name', 'revision', 'slug', 'teamId', 'updatedAt', 'url'];
+const FIELDS = ['createdAt', 'enabled', 'id', 'name', 'revision', 'servers', 'slug', 'teamId', 'updatedAt', 'url'];
 
 /** A team's gateways through the real edge: creating, listing and reading them, with who may do each. */
 describe('gateways', () => {
@@ -48,6 +48,7 @@ describe('gateways', () => {
       slug,
       name: 'Team tools',
       enabled: true,
+      servers: [],
       revision: 1,
       url: `${platform.platform.context.config.env.APP_URL.replace(/\/$/, '')}/mcp/${slug}`,
     });
@@ -57,7 +58,7 @@ describe('gateways', () => {
       const page = await owner.client.get(`/v1/teams/${team}/audit?action=gateway.create`);
       return page.body.data?.find((e: { targetId: string }) => e.targetId === created.body.data.id);
     }, 'the gateway.create audit entry');
-    expect(entry).toMatchObject({ targetType: 'gateway', targetLabel: slug, after: { slug, name: 'Team tools', enabled: true } });
+    expect(entry).toMatchObject({ targetType: 'gateway', targetLabel: slug, after: { slug, name: 'Team tools', enabled: true, servers: [] } });
     expect(entry.actor.userId).toBe(owner.id);
   });
 
@@ -119,9 +120,9 @@ describe('gateways', () => {
     const missing = await owner.client.post(gateways(), {});
     expect(missing.status).toBe(400);
     expect(missing.body.error.fields.map((f: { field: string }) => f.field).sort()).toEqual(['name', 'slug']);
-    const unknown = await owner.client.post(gateways(), { slug: unique('n'), name: 'x', servers: [] });
+    const unknown = await owner.client.post(gateways(), { slug: unique('n'), name: 'x', upstreams: [] });
     expect(unknown.status).toBe(400);
-    expect(unknown.body.error.fields.map((f: { field: string }) => f.field)).toContain('servers');
+    expect(unknown.body.error.fields.map((f: { field: string }) => f.field)).toContain('upstreams');
     expect((await owner.client.post(gateways(), { slug: unique('n'), name: 'x', enabled: 'yes' })).status).toBe(400);
   });
 

@@ -12,9 +12,11 @@ import {
 } from '@platform/test';
 
 const FIELDS = [
-  'authHeaderName', 'authValueHint', 'capturePayloads', 'createdAt', 'description', 'enabled', 'hasAuth', 'id', 'name',
-  'publishState', 'revision', 'sendIdentity', 'slug', 'teamId', 'teamName', 'teamSlug', 'timeoutSeconds', 'transport',
-  'updatedAt', 'url',
+  'authHeaderName', 'authValueHint', 'capturePayloads', 'counts', 'createdAt', 'description',
+  'effectivePublishPolicy', 'enabled', 'hasAuth', 'health', 'id', 'lastRefreshError', 'name', 'pendingChanges',
+  'publishRequestNote', 'publishRequestedAt', 'publishReviewNote', 'publishReviewedAt', 'publishReviewedByName',
+  'publishState', 'refreshedAt', 'revision', 'sendIdentity', 'slug', 'teamId', 'teamName', 'teamSlug',
+  'timeoutSeconds', 'transport', 'updatedAt', 'url',
 ];
 const SECRET = 'Bearer s3cret-upstream-token-WXYZ';
 // Public and resolvable without DNS: a literal address outside every refused range.
@@ -77,6 +79,12 @@ describe('MCP servers', () => {
       sendIdentity: false,
       capturePayloads: false,
       publishState: 'draft',
+      effectivePublishPolicy: 'approval_required',
+      publishRequestedAt: null,
+      counts: { tools: 0, resources: 0, resourceTemplates: 0, prompts: 0 },
+      pendingChanges: 0,
+      refreshedAt: null,
+      lastRefreshError: null,
       revision: 1,
     });
     expect(created.headers.get('etag')).toBe('"1"');

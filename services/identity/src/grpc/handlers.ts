@@ -4,10 +4,10 @@ import type { IdentityDeps } from '../deps';
 import { apiKeyHandlers } from './api-keys';
 import { auditHandlers } from './audit';
 import { authHandlers } from './auth';
+import { identityTokenKeyHandlers } from './identity-token-keys';
 import { maintenanceHandlers } from './maintenance';
 import { oauthHandlers } from './oauth';
 import { peopleHandlers } from './people';
-import { pendingHandlers } from './pending';
 import { serviceAccountHandlers } from './service-accounts';
 import { teamHandlers } from './teams';
 
@@ -26,7 +26,7 @@ export function createIdentityHandlers(deps: IdentityDeps): AsyncServiceImplemen
     ...auditHandlers(deps),
     ...maintenanceHandlers(deps),
     ...oauthHandlers(deps),
-    ...pendingHandlers(),
+    ...identityTokenKeyHandlers(deps),
   }, LEAVES_AUTHENTICATION_UNCHANGED);
 }
 

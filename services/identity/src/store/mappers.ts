@@ -25,6 +25,8 @@ export interface TeamRow {
   revision: string;
   created_at: Date;
   updated_at: Date;
+  /** Null: the platform default publish policy applies. */
+  publishing_override: string | null;
   member_count?: string;
 }
 
@@ -77,6 +79,6 @@ export function toTeam(row: TeamRow): Team {
     createdAt: iso(row.created_at),
     updatedAt: iso(row.updated_at),
     personalOwnerId: row.personal_owner_id ?? '',
-    publishingOverride: '',
+    publishingOverride: row.publishing_override ?? '',
   };
 }

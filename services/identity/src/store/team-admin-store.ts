@@ -102,3 +102,14 @@ export function readCursor<T>(page: { cursor: string } | undefined, read: (value
 export function writeCursor(position: unknown): string {
   return Buffer.from(JSON.stringify(position), 'utf8').toString('base64url');
 }
+
+/** Sets or clears (null) a team's publishing override, moving its revision on; same revision rule as updateTeamRow. */
+export async function setPublishingOverrideRow(tx: Queryable, teamId: string, expected: string, override: string | null): Promise<TeamRow> {
+  const { rowCount } = await tx.query(
+    `UPDATE identity.teams SET publishing_override = $3, revision = revision + 1, updated_at = now()
+      WHERE id = $1 AND revision = $2`,
+    [teamId, expected, override],
+  );
+  if (rowCount === 0) throw new AppError('precondition_failed', 'The team has changed; read it again and retry');
+  return (await findTeamById(tx, teamId))!;
+}

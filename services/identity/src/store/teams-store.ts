@@ -2,7 +2,7 @@ import type { Queryable } from '@platform/runtime';
 import type { RoleName, TeamRow } from './mappers';
 
 export const TEAM_COLUMNS =
-  't.id, t.slug, t.name, t.kind, t.personal_owner_id, t.archived_at, t.revision, t.created_at, t.updated_at, ' +
+  't.id, t.slug, t.name, t.kind, t.personal_owner_id, t.archived_at, t.revision, t.created_at, t.updated_at, t.publishing_override, ' +
   '(SELECT count(*) FROM identity.memberships m WHERE m.team_id = t.id) AS member_count';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

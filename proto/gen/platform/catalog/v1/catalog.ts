@@ -212,6 +212,18 @@ export interface McpServer {
   visibleTeamIds: string[];
   /** Whether any static upstream header is stored (the admin view's hasHeaders). */
   hasHeaders: boolean;
+  /**
+   * Platform admin view (§2.4): the server's present tools. Filled only by ListAllMcpServers and
+   * AdminUpdateMcpServer; empty elsewhere.
+   */
+  tools: ToolSummary[];
+}
+
+/** A present tool of a server as the platform admin view lists it. */
+export interface ToolSummary {
+  name: string;
+  title: string;
+  description: string;
 }
 
 export interface CapabilityCounts {
@@ -240,6 +252,8 @@ export interface ListAllMcpServersRequest {
     | undefined;
   /** Optional filter: one team's servers. */
   teamId: string;
+  /** Optional filter: the one server with this id (the admin view's read of a single server). */
+  serverId: string;
 }
 
 /**
@@ -436,6 +450,9 @@ export interface CallRecord {
   requestPayload: string;
   responsePayload: string;
   teamId: string;
+  /** True when the captured payload was longer than the cap and only its start is kept. */
+  requestTruncated: boolean;
+  responseTruncated: boolean;
 }
 
 export interface CallTarget {
@@ -2478,6 +2495,7 @@ function createBaseMcpServer(): McpServer {
     personal: false,
     visibleTeamIds: [],
     hasHeaders: false,
+    tools: [],
   };
 }
 
@@ -2584,6 +2602,9 @@ export const McpServer: MessageFns<McpServer> = {
     }
     if (message.hasHeaders !== false) {
       writer.uint32(272).bool(message.hasHeaders);
+    }
+    for (const v of message.tools) {
+      ToolSummary.encode(v!, writer.uint32(282).fork()).join();
     }
     return writer;
   },
@@ -2873,6 +2894,14 @@ export const McpServer: MessageFns<McpServer> = {
             message.hasHeaders = reader.bool();
             continue;
           }
+          case 35: {
+            if (tag !== 282) {
+              break;
+            }
+
+            message.tools.push(ToolSummary.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3009,6 +3038,9 @@ export const McpServer: MessageFns<McpServer> = {
         : isSet(object.has_headers)
         ? globalThis.Boolean(object.has_headers)
         : false,
+      tools: globalThis.Array.isArray(object?.tools)
+        ? object.tools.map((e: any) => ToolSummary.fromJSON(e))
+        : [],
     };
   },
 
@@ -3115,6 +3147,99 @@ export const McpServer: MessageFns<McpServer> = {
     }
     if (message.hasHeaders !== false) {
       obj.hasHeaders = message.hasHeaders;
+    }
+    if (message.tools?.length) {
+      obj.tools = message.tools.map((e) => ToolSummary.toJSON(e));
+    }
+    return obj;
+  },
+};
+
+function createBaseToolSummary(): ToolSummary {
+  return { name: "", title: "", description: "" };
+}
+
+export const ToolSummary: MessageFns<ToolSummary> = {
+  encode(message: ToolSummary, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    if (message.title !== "") {
+      writer.uint32(18).string(message.title);
+    }
+    if (message.description !== "") {
+      writer.uint32(26).string(message.description);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ToolSummary {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseToolSummary();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.title = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.description = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ToolSummary {
+    return {
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      title: isSet(object.title) ? globalThis.String(object.title) : "",
+      description: isSet(object.description) ? globalThis.String(object.description) : "",
+    };
+  },
+
+  toJSON(message: ToolSummary): unknown {
+    const obj: any = {};
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.title !== "") {
+      obj.title = message.title;
+    }
+    if (message.description !== "") {
+      obj.description = message.description;
     }
     return obj;
   },
@@ -3408,7 +3533,7 @@ export const ServerHealth: MessageFns<ServerHealth> = {
 };
 
 function createBaseListAllMcpServersRequest(): ListAllMcpServersRequest {
-  return { page: undefined, teamId: "" };
+  return { page: undefined, teamId: "", serverId: "" };
 }
 
 export const ListAllMcpServersRequest: MessageFns<ListAllMcpServersRequest> = {
@@ -3418,6 +3543,9 @@ export const ListAllMcpServersRequest: MessageFns<ListAllMcpServersRequest> = {
     }
     if (message.teamId !== "") {
       writer.uint32(18).string(message.teamId);
+    }
+    if (message.serverId !== "") {
+      writer.uint32(26).string(message.serverId);
     }
     return writer;
   },
@@ -3451,6 +3579,14 @@ export const ListAllMcpServersRequest: MessageFns<ListAllMcpServersRequest> = {
             message.teamId = reader.string();
             continue;
           }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.serverId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3471,6 +3607,11 @@ export const ListAllMcpServersRequest: MessageFns<ListAllMcpServersRequest> = {
         : isSet(object.team_id)
         ? globalThis.String(object.team_id)
         : "",
+      serverId: isSet(object.serverId)
+        ? globalThis.String(object.serverId)
+        : isSet(object.server_id)
+        ? globalThis.String(object.server_id)
+        : "",
     };
   },
 
@@ -3481,6 +3622,9 @@ export const ListAllMcpServersRequest: MessageFns<ListAllMcpServersRequest> = {
     }
     if (message.teamId !== "") {
       obj.teamId = message.teamId;
+    }
+    if (message.serverId !== "") {
+      obj.serverId = message.serverId;
     }
     return obj;
   },
@@ -5886,6 +6030,8 @@ function createBaseCallRecord(): CallRecord {
     requestPayload: "",
     responsePayload: "",
     teamId: "",
+    requestTruncated: false,
+    responseTruncated: false,
   };
 }
 
@@ -5947,6 +6093,12 @@ export const CallRecord: MessageFns<CallRecord> = {
     }
     if (message.teamId !== "") {
       writer.uint32(154).string(message.teamId);
+    }
+    if (message.requestTruncated !== false) {
+      writer.uint32(160).bool(message.requestTruncated);
+    }
+    if (message.responseTruncated !== false) {
+      writer.uint32(168).bool(message.responseTruncated);
     }
     return writer;
   },
@@ -6116,6 +6268,22 @@ export const CallRecord: MessageFns<CallRecord> = {
             message.teamId = reader.string();
             continue;
           }
+          case 20: {
+            if (tag !== 160) {
+              break;
+            }
+
+            message.requestTruncated = reader.bool();
+            continue;
+          }
+          case 21: {
+            if (tag !== 168) {
+              break;
+            }
+
+            message.responseTruncated = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -6197,6 +6365,16 @@ export const CallRecord: MessageFns<CallRecord> = {
         : isSet(object.team_id)
         ? globalThis.String(object.team_id)
         : "",
+      requestTruncated: isSet(object.requestTruncated)
+        ? globalThis.Boolean(object.requestTruncated)
+        : isSet(object.request_truncated)
+        ? globalThis.Boolean(object.request_truncated)
+        : false,
+      responseTruncated: isSet(object.responseTruncated)
+        ? globalThis.Boolean(object.responseTruncated)
+        : isSet(object.response_truncated)
+        ? globalThis.Boolean(object.response_truncated)
+        : false,
     };
   },
 
@@ -6258,6 +6436,12 @@ export const CallRecord: MessageFns<CallRecord> = {
     }
     if (message.teamId !== "") {
       obj.teamId = message.teamId;
+    }
+    if (message.requestTruncated !== false) {
+      obj.requestTruncated = message.requestTruncated;
+    }
+    if (message.responseTruncated !== false) {
+      obj.responseTruncated = message.responseTruncated;
     }
     return obj;
   },

@@ -1,0 +1,77 @@
+import type { Response } from 'express';
+import type { JsonRpcMessage } from './jsonrpc';
+
+/**
+ * The data plane's answer to one client HTTP request: a single JSON message, or an SSE stream of messages when
+ * something must reach the client before the final answer (progress, logging, a relayed elicitation). Counts the
+ * bytes it writes for the call record.
+ */
+export class ClientReply {
+  bytes = 0;
+  streaming = false;
+  /** The final message's text, for payload capture. */
+  lastMessage = '';
+
+  constructor(private readonly res: Response) {}
+
+  get finished(): boolean {
+    return this.res.writableEnded || this.res.destroyed;
+  }
+
+  /** One JSON answer (also used for errors before a stream began). */
+  json(status: number, message: JsonRpcMessage, headers: Record<string, string> = {}): void {
+    if (this.finished) return;
+    if (this.streaming) {
+      this.final(message);
+      return;
+    }
+    const text = JSON.stringify(message);
+    this.lastMessage = text;
+    this.bytes += Buffer.byteLength(text);
+    this.res.status(status).set({ ...headers, 'content-type': 'application/json' }).end(text);
+  }
+
+  accepted(): void {
+    if (!this.finished) this.res.status(202).end();
+  }
+
+  startStream(headers: Record<string, string> = {}): void {
+    if (this.streaming || this.finished) return;
+    this.streaming = true;
+    this.res.status(200).set({ ...headers, 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive' });
+    this.res.flushHeaders();
+  }
+
+  /** One message on the stream (starting it if needed). */
+  send(message: JsonRpcMessage): void {
+    if (this.finished) return;
+    this.startStream();
+    const text = JSON.stringify(message);
+    const event = `event: message\ndata: ${text}\n\n`;
+    this.bytes += Buffer.byteLength(event);
+    this.res.write(event);
+  }
+
+  /** The request's answer: as JSON when nothing was streamed yet, else as the stream's last event. */
+  final(message: JsonRpcMessage): void {
+    if (this.finished) return;
+    if (!this.streaming) {
+      this.json(200, message);
+      return;
+    }
+    this.lastMessage = JSON.stringify(message);
+    this.send(message);
+    this.res.end();
+  }
+
+  /** A comment line that keeps idle proxies from closing the stream. */
+  keepAlive(): void {
+    if (!this.finished && this.streaming) this.res.write(': keep-alive\n\n');
+  }
+
+  end(): void {
+    if (this.finished) return;
+    if (!this.streaming) this.startStream();
+    this.res.end();
+  }
+}

@@ -1,0 +1,162 @@
+import type { RuntimeServer } from '@platform/proto/gen/platform/catalog/v1/catalog';
+import { ActorKind } from '@platform/proto/gen/platform/common/v1/common';
+import { createGuardedDispatcher, parseAllowedNetworks, type SecretBox } from '@platform/runtime';
+import type { Dispatcher } from 'undici';
+import type { EdgeDeps } from '../edge-deps';
+import type { McpPrincipal } from '../oauth/resource-server';
+import { createCallRecorder } from './call-recorder';
+import type { CallRecorder } from './call-record';
+import { GatewayExposures, type ResolvedGateway } from './exposures';
+import { createIdentityTokenSigner } from './identity-token';
+import { InFlightRequests } from './in-flight';
+import type { McpSession } from './session';
+import { SessionLiveness } from './session-liveness';
+import type { UpstreamEndpoint } from './upstream-client';
+import { currentUpstreamSession, initializeUpstream, UpstreamSessionOverrides } from './upstream-sessions';
+
+/** Settings of the `/mcp/{slug}` data plane (from the environment; see README). */
+export interface McpSettings {
+  /** Origins (scheme://host[:port]) besides APP_URL's own that may call from a browser. */
+  allowedOrigins: readonly string[];
+  sessionMaxAgeSeconds: number;
+  /** Largest client or upstream message accepted. */
+  maxMessageBytes: number;
+  /** CIDRs of internal networks upstreams may live in (the address guard's ALLOWED_INTERNAL_NETWORKS). */
+  allowedInternalNetworks: string;
+}
+
+export const DEFAULT_MCP_SETTINGS: McpSettings = {
+  allowedOrigins: [],
+  sessionMaxAgeSeconds: 24 * 3600,
+  maxMessageBytes: 4 * 1024 * 1024,
+  allowedInternalNetworks: '',
+};
+
+/** Everything the data plane's handlers share, made once per edge. */
+export interface DataPlane {
+  deps: EdgeDeps;
+  settings: McpSettings;
+  box: SecretBox;
+  dispatcher: Dispatcher;
+  exposures: GatewayExposures;
+  overrides: UpstreamSessionOverrides;
+  liveness: SessionLiveness;
+  inFlight: InFlightRequests;
+  recorder: CallRecorder;
+  tokens: ReturnType<typeof createIdentityTokenSigner>;
+  /** Local single flight of upstream initializations, by session key and server. */
+  initializing: Map<string, Promise<UpstreamEndpoint>>;
+  /** Asks the catalog to re-discover a server that said its lists changed (debounced per server). */
+  refreshSoon(server: RuntimeServer): void;
+  close(): Promise<void>;
+}
+
+/** One client request's view: who, through which gateway, in which session. */
+export interface CallContext {
+  plane: DataPlane;
+  principal: McpPrincipal;
+  resolved: ResolvedGateway;
+  session: McpSession;
+  sessionKey: string;
+}
+
+const REFRESH_DEBOUNCE_MS = 5_000;
+
+export function createDataPlane(deps: EdgeDeps): DataPlane {
+  const settings = deps.settings.mcp ?? DEFAULT_MCP_SETTINGS;
+  if (!deps.secrets) throw new Error('the /mcp data plane needs the secrets module (sealed session ids)');
+  const logger = deps.logger.child({ module: 'mcp' });
+  const maxAgeMs = settings.sessionMaxAgeSeconds * 1000;
+  const dispatcher = createGuardedDispatcher({ allowedNetworks: parseAllowedNetworks(settings.allowedInternalNetworks) });
+  const exposures = new GatewayExposures(deps.clients, logger);
+  const liveness = new SessionLiveness(deps.cache, logger, maxAgeMs);
+  const inFlight = new InFlightRequests(deps.cache);
+  const recorder = createCallRecorder(deps);
+  const refreshTimers = new Map<string, NodeJS.Timeout>();
+
+  const listening = Promise.all([exposures.listen(deps.cache), liveness.listen(), inFlight.listen()]).catch((error: unknown) => {
+    logger.error({ err: error }, 'the MCP data plane could not subscribe to catalog and session signals; relying on expiry');
+  });
+
+  const plane: DataPlane = {
+    deps,
+    settings,
+    box: deps.secrets.secretBox,
+    dispatcher,
+    exposures,
+    overrides: new UpstreamSessionOverrides(deps.cache, maxAgeMs),
+    liveness,
+    inFlight,
+    recorder,
+    tokens: createIdentityTokenSigner(deps),
+    initializing: new Map(),
+    refreshSoon(server) {
+      if (refreshTimers.has(server.id)) return;
+      const timer = setTimeout(() => {
+        refreshTimers.delete(server.id);
+        deps.clients.catalog
+          .refreshMcpServer({
+            context: { requestId: '', actor: { kind: ActorKind.ACTOR_KIND_SYSTEM, userId: '', displayName: 'MCP gateway', email: '', apiKeyName: '', serviceAccountId: '' }, clientIp: '', viaKind: 'mcp_gateway', viaName: server.slug },
+            teamId: server.teamId,
+            serverId: server.id,
+          })
+          .catch((error: unknown) => logger.warn({ err: error, serverId: server.id }, 'refresh after an upstream list change failed'));
+      }, REFRESH_DEBOUNCE_MS);
+      timer.unref();
+      refreshTimers.set(server.id, timer);
+    },
+    async close() {
+      for (const timer of refreshTimers.values()) clearTimeout(timer);
+      await listening;
+      await Promise.allSettled([exposures.close(), liveness.close(), inFlight.close(), recorder.flush()]);
+      await dispatcher.close();
+    },
+  };
+  return plane;
+}
+
+/** The headers sent to an upstream: its static ones, and the person's identity token when the server asks for it. */
+export async function upstreamHeaders(ctx: Pick<CallContext, 'plane' | 'principal' | 'resolved'>, server: RuntimeServer): Promise<Record<string, string>> {
+  const headers: Record<string, string> = { ...server.headers };
+  if (server.sendIdentity) {
+    for (const name of Object.keys(headers)) if (name.toLowerCase() === 'authorization') delete headers[name];
+    const gateway = ctx.resolved.exposure.runtime.gateway!;
+    const token = await ctx.plane.tokens.tokenFor({
+      person: { id: ctx.principal.personId, email: ctx.principal.email, displayName: ctx.principal.displayName },
+      team: { id: gateway.teamId, slug: ctx.resolved.teamSlug },
+      gateway: { id: gateway.id, slug: gateway.slug },
+      server: { id: server.id, url: server.url },
+    });
+    headers.authorization = `Bearer ${token}`;
+  }
+  return headers;
+}
+
+/**
+ * Where to send this session's messages for a server: its current upstream session, opened now (and shared with the
+ * other replicas) when the client's `initialize` could not open it. `stale` is an upstream session the upstream just
+ * said it no longer knows.
+ */
+export async function endpointFor(ctx: CallContext, server: RuntimeServer, stale?: UpstreamEndpoint): Promise<UpstreamEndpoint> {
+  const { plane, session, sessionKey } = ctx;
+  const headers = await upstreamHeaders(ctx, server);
+  const endpoint = (sessionId: string, protocolVersion: string): UpstreamEndpoint => ({ serverSlug: server.slug, url: server.url, headers, sessionId, protocolVersion });
+  if (!stale) {
+    const current = currentUpstreamSession(plane.overrides, session, sessionKey, server.id);
+    if (current) return endpoint(current.sessionId, current.protocolVersion);
+  }
+  const shared = await plane.overrides.shared(sessionKey, server.id);
+  if (shared && shared.sessionId !== stale?.sessionId) return endpoint(shared.sessionId, shared.protocolVersion);
+
+  const flightKey = `${sessionKey}:${server.id}`;
+  let pending = plane.initializing.get(flightKey);
+  if (!pending) {
+    pending = (async () => {
+      const opened = await initializeUpstream(server, headers, session, { dispatcher: plane.dispatcher, maxMessageBytes: plane.settings.maxMessageBytes, timeoutSeconds: server.timeoutSeconds });
+      await plane.overrides.store(sessionKey, server.id, opened);
+      return endpoint(opened.sessionId, opened.protocolVersion);
+    })().finally(() => plane.initializing.delete(flightKey));
+    plane.initializing.set(flightKey, pending);
+  }
+  return pending;
+}

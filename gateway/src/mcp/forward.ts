@@ -1,0 +1,162 @@
+import type { RuntimeServer } from '@platform/proto/gen/platform/catalog/v1/catalog';
+import type { ClientReply } from './client-reply';
+import { endpointFor, type CallContext } from './data-plane';
+import {
+  GatewayRpcError,
+  isNotification,
+  isRequest,
+  isResponse,
+  RPC,
+  type JsonRpcMessage,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+} from './jsonrpc';
+import { relayIdOf } from './relay-ids';
+import { postToUpstream, type UpstreamAnswer, type UpstreamEndpoint, type UpstreamStreamItem } from './upstream-client';
+
+/** After relaying a question to the client (elicitation, sampling), how long the upstream may stay silent. */
+const AWAITING_CLIENT_MS = 10 * 60 * 1000;
+const LIST_CHANGED = new Set(['notifications/tools/list_changed', 'notifications/prompts/list_changed', 'notifications/resources/list_changed']);
+
+/**
+ * What an upstream sends the client besides answers, made fit for the client: its own requests get relay ids (the
+ * client's answer finds its way back through any replica), and cancellations of them name those ids. A list change
+ * also makes the catalog re-discover the server, since only approved definitions are exposed.
+ */
+export function toClient(ctx: CallContext, server: RuntimeServer, message: JsonRpcMessage): JsonRpcMessage | null {
+  if (isRequest(message)) return { ...message, id: relayIdOf(server.id, message.id) };
+  if (isNotification(message)) {
+    if (LIST_CHANGED.has(message.method)) ctx.plane.refreshSoon(server);
+    if (message.method === 'notifications/cancelled' && message.params && (typeof message.params.requestId === 'string' || typeof message.params.requestId === 'number')) {
+      return { ...message, params: { ...message.params, requestId: relayIdOf(server.id, message.params.requestId) } };
+    }
+    return message;
+  }
+  return null;
+}
+
+/** Why an exchange was stopped early, set by whoever stopped it. */
+type StopReason = 'timeout' | 'cancelled' | 'client_gone';
+
+export interface ForwardOutcome {
+  /** The upstream's answer (or the gateway's error) as sent to the client; undefined when cancelled. */
+  response?: JsonRpcResponse;
+}
+
+/**
+ * Sends one client request to an upstream and relays everything that comes back until the answer: the answer as
+ * JSON when nothing else came first, otherwise an SSE stream. The upstream has the server's timeout to start
+ * answering and to go quiet between messages (long waits for the client's answer to a relayed question excepted).
+ * Cancellation (`notifications/cancelled` on any replica) and the client going away end the exchange.
+ */
+export async function forwardRequest(
+  ctx: CallContext,
+  server: RuntimeServer,
+  request: JsonRpcRequest,
+  reply: ClientReply,
+  clientGone: AbortSignal,
+): Promise<ForwardOutcome> {
+  const controller = new AbortController();
+  let stopped: StopReason | undefined;
+  const stop = (reason: StopReason) => {
+    if (stopped) return;
+    stopped = reason;
+    controller.abort();
+  };
+  const onClientGone = () => stop('client_gone');
+  clientGone.addEventListener('abort', onClientGone);
+
+  let endpoint: UpstreamEndpoint | undefined;
+  const unregister = ctx.plane.inFlight.add(ctx.sessionKey, request.id, {
+    serverId: server.id,
+    cancel(reason) {
+      // The upstream hears the cancellation; the exchange ends without an answer, as MCP prescribes.
+      if (endpoint) {
+        void postToUpstream(
+          endpoint,
+          { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: request.id, ...(reason !== undefined ? { reason } : {}) } },
+          { dispatcher: ctx.plane.dispatcher, signal: AbortSignal.timeout(server.timeoutSeconds * 1000), maxMessageBytes: 65_536, timeoutSeconds: server.timeoutSeconds },
+        ).catch(() => undefined);
+      }
+      stop('cancelled');
+    },
+  });
+
+  let idleLimitMs = server.timeoutSeconds * 1000;
+  let idle: NodeJS.Timeout | undefined;
+  const armIdle = () => {
+    clearTimeout(idle);
+    idle = setTimeout(() => stop('timeout'), idleLimitMs);
+  };
+
+  try {
+    armIdle();
+    endpoint = await endpointFor(ctx, server);
+    const options = { dispatcher: ctx.plane.dispatcher, signal: controller.signal, maxMessageBytes: ctx.plane.settings.maxMessageBytes, timeoutSeconds: server.timeoutSeconds };
+    let answer: UpstreamAnswer = await postToUpstream(endpoint, request, options);
+    if (answer.kind === 'session_expired') {
+      endpoint = await endpointFor(ctx, server, endpoint);
+      answer = await postToUpstream(endpoint, request, options);
+    }
+    switch (answer.kind) {
+      case 'json': {
+        if (!isResponse(answer.message) || answer.message.id !== request.id) throw malformed(server);
+        reply.final(answer.message);
+        return { response: answer.message };
+      }
+      case 'stream':
+        return await relayStream(ctx, server, request, answer.messages, reply, () => {
+          armIdle();
+        }, () => {
+          idleLimitMs = Math.max(idleLimitMs, AWAITING_CLIENT_MS);
+        });
+      default:
+        throw malformed(server);
+    }
+  } catch (error) {
+    if (stopped === 'cancelled' || stopped === 'client_gone') {
+      reply.end();
+      return {};
+    }
+    const failure =
+      stopped === 'timeout'
+        ? new GatewayRpcError(RPC.requestTimeout, `Upstream server '${server.slug}' did not answer within ${server.timeoutSeconds} s`, 'timeout', 'timeout')
+        : error;
+    throw failure;
+  } finally {
+    clearTimeout(idle);
+    unregister();
+    clientGone.removeEventListener('abort', onClientGone);
+  }
+}
+
+function malformed(server: RuntimeServer): GatewayRpcError {
+  return new GatewayRpcError(RPC.upstreamProtocolError, `Upstream server '${server.slug}' answered with a malformed message`, 'error', 'protocol_error');
+}
+
+async function relayStream(
+  ctx: CallContext,
+  server: RuntimeServer,
+  request: JsonRpcRequest,
+  items: AsyncIterable<UpstreamStreamItem>,
+  reply: ClientReply,
+  onActivity: () => void,
+  onQuestionRelayed: () => void,
+): Promise<ForwardOutcome> {
+  for await (const item of items) {
+    onActivity();
+    if ('malformed' in item) throw malformed(server);
+    const message = item.message;
+    if (isResponse(message)) {
+      if (message.id !== request.id) continue;
+      reply.final(message);
+      return { response: message };
+    }
+    const relayed = toClient(ctx, server, message);
+    if (!relayed) throw malformed(server);
+    if (isRequest(relayed)) onQuestionRelayed();
+    reply.send(relayed as JsonRpcRequest | JsonRpcNotification);
+  }
+  throw new GatewayRpcError(RPC.upstreamProtocolError, `Upstream server '${server.slug}' closed the stream without answering`, 'error', 'protocol_error');
+}

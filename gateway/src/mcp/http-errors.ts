@@ -1,0 +1,45 @@
+import type { Request } from 'express';
+import { errorResponse, RPC, type JsonRpcError } from './jsonrpc';
+
+/**
+ * A problem with the HTTP request itself (no session, a session that is not this client's, an unsupported
+ * protocol version, a body that is not JSON-RPC): answered with an HTTP status and a JSON-RPC error without id, as
+ * the Streamable HTTP transport prescribes.
+ */
+export class McpHttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: number,
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = 'McpHttpError';
+  }
+
+  get body(): JsonRpcError {
+    return errorResponse(null, this.code, this.message);
+  }
+
+  static sessionRequired(): McpHttpError {
+    return new McpHttpError(400, RPC.invalidRequest, 'Bad Request: the Mcp-Session-Id header is required (initialize first)');
+  }
+
+  static sessionNotFound(): McpHttpError {
+    return new McpHttpError(404, RPC.sessionNotFound, 'Session not found: it ended, expired, or belongs to another client; initialize a new one');
+  }
+}
+
+/** Reads the raw body up to `limit` bytes (413 beyond), as UTF-8 text. */
+export async function readBody(req: Request, limit: number): Promise<Buffer> {
+  const declared = Number(req.headers['content-length'] ?? 0);
+  if (declared > limit) throw new McpHttpError(413, RPC.invalidRequest, `The message is larger than ${limit} bytes`);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > limit) throw new McpHttpError(413, RPC.invalidRequest, `The message is larger than ${limit} bytes`);
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}

@@ -1,0 +1,64 @@
+import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
+import type { McpPrincipal } from '../oauth/resource-server';
+import type { DataPlane } from './data-plane';
+import { upstreamHeaders } from './data-plane';
+import type { ResolvedGateway } from './exposures';
+import type { JsonRpcRequest } from './jsonrpc';
+import { sealSession, type McpSession, type UpstreamSession } from './session';
+import { initializeUpstream } from './upstream-sessions';
+
+const GATEWAY_VERSION = process.env.PLATFORM_VERSION ?? '0.1.0';
+
+const text = (value: unknown, max = 200): string => (typeof value === 'string' ? value.slice(0, max) : '');
+
+/**
+ * `initialize`: negotiates the protocol version, opens a session with every upstream server of the gateway at once
+ * (declaring the client's name and capabilities), and seals the result into the session id. An upstream that
+ * cannot be reached now does not fail the client: its session is opened on first use.
+ */
+export async function initializeSession(
+  plane: DataPlane,
+  principal: McpPrincipal,
+  resolved: ResolvedGateway,
+  request: JsonRpcRequest,
+): Promise<{ sessionId: string; session: McpSession; result: Record<string, unknown> }> {
+  const params = request.params ?? {};
+  const requested = text(params.protocolVersion, 40);
+  const protocolVersion = SUPPORTED_PROTOCOL_VERSIONS.includes(requested) ? requested : LATEST_PROTOCOL_VERSION;
+  const clientInfo = (typeof params.clientInfo === 'object' && params.clientInfo !== null ? params.clientInfo : {}) as Record<string, unknown>;
+  const capabilities = (typeof params.capabilities === 'object' && params.capabilities !== null ? params.capabilities : {}) as Record<string, unknown>;
+  const client = { protocolVersion, clientName: text(clientInfo.name), clientVersion: text(clientInfo.version, 60), clientCapabilities: capabilities };
+
+  const servers = resolved.exposure.runtime.servers;
+  const ctx = { plane, principal, resolved };
+  const opened = await Promise.allSettled(
+    servers.map(async (server) =>
+      initializeUpstream(server, await upstreamHeaders(ctx, server), client, {
+        dispatcher: plane.dispatcher,
+        maxMessageBytes: plane.settings.maxMessageBytes,
+        timeoutSeconds: server.timeoutSeconds,
+      }),
+    ),
+  );
+  const upstreams: Record<string, UpstreamSession> = {};
+  opened.forEach((outcome, index) => {
+    const server = servers[index]!;
+    if (outcome.status === 'fulfilled') upstreams[server.id] = outcome.value;
+    else plane.deps.logger.warn({ serverId: server.id, server: server.slug, err: outcome.reason }, 'an upstream MCP server could not be initialized; retrying on first use');
+  });
+
+  const gateway = resolved.exposure.runtime.gateway!;
+  const session: McpSession = { gatewayId: gateway.id, personId: principal.personId, ...client, upstreams, createdAt: Math.floor(Date.now() / 1000) };
+  const result = {
+    protocolVersion,
+    capabilities: {
+      tools: { listChanged: true },
+      prompts: { listChanged: true },
+      resources: { subscribe: true, listChanged: true },
+      completions: {},
+      logging: {},
+    },
+    serverInfo: { name: gateway.slug, title: gateway.name, version: GATEWAY_VERSION },
+  };
+  return { sessionId: sealSession(plane.box, session), session, result };
+}

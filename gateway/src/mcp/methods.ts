@@ -1,0 +1,90 @@
+import type { RuntimeServer } from '@platform/proto/gen/platform/catalog/v1/catalog';
+import { resourceRoute, type GatewayExposure } from './exposure';
+import { GatewayRpcError, RPC, type JsonRpcRequest } from './jsonrpc';
+
+/**
+ * How the gateway serves one client request: answered here from the approved catalog (lists, ping), sent to one
+ * upstream under the upstream's own name, or sent to every upstream (logging level).
+ */
+export type Route =
+  | { kind: 'local'; result: Record<string, unknown>; exposedName: string }
+  | { kind: 'upstream'; server: RuntimeServer; message: JsonRpcRequest; exposedName: string }
+  | { kind: 'broadcast'; exposedName: string };
+
+const KIND_NAMES = { tool: 'Tool', prompt: 'Prompt', resource: 'Resource' } as const;
+
+function notExposed(kind: keyof typeof KIND_NAMES, name: string): GatewayRpcError {
+  return new GatewayRpcError(
+    RPC.invalidParams,
+    `${KIND_NAMES[kind]} '${name}' is not available on this gateway: it does not exist, or it is new or changed and waits for approval`,
+    'refused',
+    'not_exposed',
+  );
+}
+
+function stringParam(request: JsonRpcRequest, name: string): string {
+  const value = request.params?.[name];
+  if (typeof value !== 'string' || value === '') throw new GatewayRpcError(RPC.invalidParams, `params.${name} must be a non-empty string`, 'error', 'invalid_params');
+  return value;
+}
+
+function withParams(request: JsonRpcRequest, params: Record<string, unknown>): JsonRpcRequest {
+  return { ...request, params: { ...request.params, ...params } };
+}
+
+export function routeRequest(exposure: GatewayExposure, request: JsonRpcRequest): Route {
+  switch (request.method) {
+    case 'ping':
+      return { kind: 'local', result: {}, exposedName: '' };
+    case 'tools/list':
+      return { kind: 'local', result: { tools: exposure.lists.tools }, exposedName: '' };
+    case 'prompts/list':
+      return { kind: 'local', result: { prompts: exposure.lists.prompts }, exposedName: '' };
+    case 'resources/list':
+      return { kind: 'local', result: { resources: exposure.lists.resources }, exposedName: '' };
+    case 'resources/templates/list':
+      return { kind: 'local', result: { resourceTemplates: exposure.lists.resourceTemplates }, exposedName: '' };
+    case 'tools/call': {
+      const name = stringParam(request, 'name');
+      const tool = exposure.tools.get(name);
+      if (!tool) throw notExposed('tool', name);
+      return { kind: 'upstream', server: tool.upstream, message: withParams(request, { name: tool.upstreamName }), exposedName: name };
+    }
+    case 'prompts/get': {
+      const name = stringParam(request, 'name');
+      const prompt = exposure.prompts.get(name);
+      if (!prompt) throw notExposed('prompt', name);
+      return { kind: 'upstream', server: prompt.upstream, message: withParams(request, { name: prompt.upstreamName }), exposedName: name };
+    }
+    case 'resources/read':
+    case 'resources/subscribe':
+    case 'resources/unsubscribe': {
+      const uri = stringParam(request, 'uri');
+      const resource = resourceRoute(exposure, uri);
+      if (!resource) throw notExposed('resource', uri);
+      return { kind: 'upstream', server: resource.upstream, message: request, exposedName: uri };
+    }
+    case 'completion/complete':
+      return completionRoute(exposure, request);
+    case 'logging/setLevel':
+      stringParam(request, 'level');
+      return { kind: 'broadcast', exposedName: '' };
+    default:
+      throw new GatewayRpcError(RPC.methodNotFound, `Method not found: ${request.method}`, 'error', 'method_not_found');
+  }
+}
+
+function completionRoute(exposure: GatewayExposure, request: JsonRpcRequest): Route {
+  const ref = request.params?.ref as Record<string, unknown> | undefined;
+  if (ref?.type === 'ref/prompt' && typeof ref.name === 'string') {
+    const prompt = exposure.prompts.get(ref.name);
+    if (!prompt) throw notExposed('prompt', ref.name);
+    return { kind: 'upstream', server: prompt.upstream, message: withParams(request, { ref: { ...ref, name: prompt.upstreamName } }), exposedName: ref.name };
+  }
+  if (ref?.type === 'ref/resource' && typeof ref.uri === 'string') {
+    const resource = resourceRoute(exposure, ref.uri);
+    if (!resource) throw notExposed('resource', ref.uri);
+    return { kind: 'upstream', server: resource.upstream, message: request, exposedName: ref.uri };
+  }
+  throw new GatewayRpcError(RPC.invalidParams, 'params.ref must be a ref/prompt with a name or a ref/resource with a uri', 'error', 'invalid_params');
+}

@@ -1,0 +1,234 @@
+import type { Request, Response } from 'express';
+import { requestIdOf } from '../request-id';
+import { mcpPrincipalOf } from '../oauth/resource-server';
+import { capUtf8 } from './call-payload';
+import type { McpCallEvent } from './call-record';
+import { ClientReply } from './client-reply';
+import { endpointFor, type CallContext, type DataPlane } from './data-plane';
+import { forwardRequest } from './forward';
+import { McpHttpError, readBody } from './http-errors';
+import { initializeSession } from './initialize';
+import {
+  GatewayRpcError,
+  isNotification,
+  isRequest,
+  isResponse,
+  resultResponse,
+  RPC,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+} from './jsonrpc';
+import { routeRequest, type Route } from './methods';
+import { parseRelayId } from './relay-ids';
+import { requireSession } from './session-check';
+import { postToUpstream } from './upstream-client';
+
+/**
+ * POST /mcp/{slug}: one JSON-RPC message from the client (batches are not part of the current protocol). Requests
+ * are answered with JSON or an SSE stream; notifications and answers to relayed questions with 202.
+ */
+export async function handlePost(plane: DataPlane, req: Request, res: Response): Promise<void> {
+  const started = process.hrtime.bigint();
+  const principal = mcpPrincipalOf(res);
+  const body = await readBody(req, plane.settings.maxMessageBytes);
+  let message: unknown;
+  try {
+    message = JSON.parse(body.toString('utf8'));
+  } catch {
+    throw new McpHttpError(400, RPC.parseError, 'Parse error: the body is not JSON');
+  }
+  if (Array.isArray(message)) throw new McpHttpError(400, RPC.invalidRequest, 'Invalid Request: JSON-RPC batches are not supported');
+  const reply = new ClientReply(res);
+
+  if (isRequest(message) && message.method === 'initialize') {
+    const resolved = await plane.exposures.get(principal.gateway.slug);
+    const opened = await initializeSession(plane, principal, resolved, message);
+    reply.json(200, resultResponse(message.id, opened.result), { 'mcp-session-id': opened.sessionId });
+    record(plane, { principal, resolved, session: opened.session }, res, {
+      method: 'initialize', exposedName: '', started, requestBytes: body.length, reply, outcome: 'ok', errorClass: '',
+    });
+    return;
+  }
+
+  const { key, session } = await requireSession(plane, req, principal);
+  const resolved = await plane.exposures.get(principal.gateway.slug);
+  const ctx: CallContext = { plane, principal, resolved, session, sessionKey: key };
+
+  if (isResponse(message)) {
+    await answerRelayedQuestion(ctx, message);
+    reply.accepted();
+    return;
+  }
+  if (isNotification(message)) {
+    reply.accepted();
+    await relayNotification(ctx, message);
+    return;
+  }
+  if (!isRequest(message)) throw new McpHttpError(400, RPC.invalidRequest, 'Invalid Request: not a JSON-RPC 2.0 request, notification or response');
+
+  await serveRequest(ctx, res, reply, message, started, body);
+}
+
+async function serveRequest(ctx: CallContext, res: Response, reply: ClientReply, request: JsonRpcRequest, started: bigint, body: Buffer): Promise<void> {
+  let route: Route | undefined;
+  let response: JsonRpcResponse | undefined;
+  let outcome: McpCallEvent['outcome'] = 'ok';
+  let errorClass = '';
+  const clientGone = new AbortController();
+  const onClose = () => {
+    if (!res.writableFinished) clientGone.abort();
+  };
+  res.on('close', onClose);
+  try {
+    route = routeRequest(ctx.resolved.exposure, request);
+    if (route.kind === 'local') {
+      response = resultResponse(request.id, route.result);
+      reply.final(response);
+    } else if (route.kind === 'broadcast') {
+      await broadcastRequest(ctx, request);
+      response = resultResponse(request.id, {});
+      reply.final(response);
+    } else {
+      const forwarded = await forwardRequest(ctx, route.server, route.message, reply, clientGone.signal);
+      response = forwarded.response;
+      if (!response) outcome = 'cancelled';
+      else if ('error' in response) [outcome, errorClass] = ['error', 'upstream_error'];
+      else if (request.method === 'tools/call' && response.result.isError === true) [outcome, errorClass] = ['error', 'tool_error'];
+    }
+  } catch (error) {
+    const failure = error instanceof GatewayRpcError ? error : new GatewayRpcError(RPC.internalError, 'Internal error', 'error', 'internal');
+    if (!(error instanceof GatewayRpcError)) ctx.plane.deps.logger.error({ err: error, method: request.method }, 'the MCP data plane failed a request');
+    outcome = failure.outcome;
+    errorClass = failure.errorClass;
+    response = failure.toResponse(request.id);
+    reply.final(response);
+  } finally {
+    res.off('close', onClose);
+  }
+  const server = route?.kind === 'upstream' ? route.server : undefined;
+  record(ctx.plane, ctx, res, {
+    method: request.method,
+    exposedName: route?.exposedName ?? exposedNameOf(request),
+    started,
+    requestBytes: body.length,
+    reply,
+    outcome,
+    errorClass,
+    ...(server ? { server: { id: server.id, slug: server.slug, name: server.name }, capture: server.capturePayloads ? body.toString('utf8') : undefined } : {}),
+  });
+}
+
+/** The name a refused request asked for, for its call record. */
+function exposedNameOf(request: JsonRpcRequest): string {
+  const params = request.params ?? {};
+  const value = params.name ?? params.uri;
+  return typeof value === 'string' ? value.slice(0, 500) : '';
+}
+
+/** `logging/setLevel` goes to every upstream of the gateway; one that fails does not fail the client. */
+async function broadcastRequest(ctx: CallContext, request: JsonRpcRequest): Promise<void> {
+  await Promise.allSettled(
+    ctx.resolved.exposure.runtime.servers.map(async (server) => {
+      const endpoint = await endpointFor(ctx, server);
+      const answer = await postToUpstream(endpoint, request, {
+        dispatcher: ctx.plane.dispatcher,
+        signal: AbortSignal.timeout(server.timeoutSeconds * 1000),
+        maxMessageBytes: ctx.plane.settings.maxMessageBytes,
+        timeoutSeconds: server.timeoutSeconds,
+      });
+      if (answer.kind === 'stream') for await (const item of answer.messages) if ('message' in item && isResponse(item.message)) break;
+    }),
+  );
+}
+
+/**
+ * Client notifications: a cancellation goes to the exchange it names (on whichever replica holds it); the
+ * initialized notification was already sent upstream at `initialize`; anything else (roots changed, progress of a
+ * relayed question) goes to every upstream of the session.
+ */
+async function relayNotification(ctx: CallContext, notification: JsonRpcNotification): Promise<void> {
+  if (notification.method === 'notifications/initialized') return;
+  if (notification.method === 'notifications/cancelled') {
+    const requestId = notification.params?.requestId;
+    if (typeof requestId !== 'string' && typeof requestId !== 'number') return;
+    const relayed = parseRelayId(requestId);
+    if (relayed) {
+      await sendToServer(ctx, relayed.serverId, { ...notification, params: { ...notification.params, requestId: relayed.upstreamId } });
+      return;
+    }
+    const reason = notification.params?.reason;
+    await ctx.plane.inFlight.cancel(ctx.sessionKey, requestId, typeof reason === 'string' ? reason : undefined);
+    return;
+  }
+  await Promise.allSettled(ctx.resolved.exposure.runtime.servers.map((server) => sendToServer(ctx, server.id, notification)));
+}
+
+/** The client's answer to a question an upstream asked (sampling, elicitation, roots): back to that upstream. */
+async function answerRelayedQuestion(ctx: CallContext, response: JsonRpcResponse): Promise<void> {
+  const relayed = parseRelayId(response.id);
+  if (!relayed || !ctx.resolved.exposure.servers.has(relayed.serverId)) {
+    throw new McpHttpError(400, RPC.invalidRequest, 'Invalid Request: this response answers no request of this session');
+  }
+  await sendToServer(ctx, relayed.serverId, { ...response, id: relayed.upstreamId });
+}
+
+async function sendToServer(ctx: CallContext, serverId: string, message: JsonRpcNotification | JsonRpcResponse): Promise<void> {
+  const server = ctx.resolved.exposure.servers.get(serverId);
+  if (!server) return;
+  const endpoint = await endpointFor(ctx, server);
+  await postToUpstream(endpoint, message, {
+    dispatcher: ctx.plane.dispatcher,
+    signal: AbortSignal.timeout(server.timeoutSeconds * 1000),
+    maxMessageBytes: ctx.plane.settings.maxMessageBytes,
+    timeoutSeconds: server.timeoutSeconds,
+  }).catch((error: unknown) => ctx.plane.deps.logger.warn({ err: error, serverId }, 'relaying a client message upstream failed'));
+}
+
+interface Recorded {
+  method: string;
+  exposedName: string;
+  started: bigint;
+  requestBytes: number;
+  reply: ClientReply;
+  outcome: McpCallEvent['outcome'];
+  errorClass: string;
+  server?: { id: string; slug: string; name: string };
+  /** The request's text when the server captures payloads. */
+  capture?: string | undefined;
+}
+
+/** Hands the call record to the recorder (buffered, published off the hot path). */
+function record(plane: DataPlane, ctx: Pick<CallContext, 'principal' | 'resolved' | 'session'>, res: Response, call: Recorded): void {
+  const gateway = ctx.resolved.exposure.runtime.gateway!;
+  const principal = ctx.principal;
+  const request = call.capture !== undefined ? capUtf8(call.capture) : undefined;
+  const response = call.capture !== undefined ? capUtf8(call.reply.lastMessage) : undefined;
+  plane.recorder.record({
+    teamId: gateway.teamId,
+    occurredAt: new Date().toISOString(),
+    method: call.method,
+    exposedName: call.exposedName,
+    gateway: { id: gateway.id, slug: gateway.slug, name: gateway.name },
+    ...(call.server ? { server: call.server } : {}),
+    principal: {
+      kind: 'user',
+      userId: principal.personId,
+      displayName: principal.displayName,
+      email: principal.email,
+      oauthClientName: principal.clientName,
+      oauthClientVerified: principal.clientVerified,
+    },
+    clientName: ctx.session.clientName,
+    outcome: call.outcome,
+    errorClass: call.errorClass,
+    latencyMs: Math.round(Number(process.hrtime.bigint() - call.started) / 1e6),
+    requestBytes: call.requestBytes,
+    responseBytes: call.reply.bytes,
+    requestId: requestIdOf(res),
+    ...(request && response
+      ? { payloads: { request: request.text, response: response.text, requestTruncated: request.truncated, responseTruncated: response.truncated } }
+      : {}),
+  });
+}
+

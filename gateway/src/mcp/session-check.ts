@@ -1,0 +1,33 @@
+import type { Request } from 'express';
+import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
+import type { McpPrincipal } from '../oauth/resource-server';
+import type { DataPlane } from './data-plane';
+import { McpHttpError } from './http-errors';
+import { RPC } from './jsonrpc';
+import { openSession, sessionKeyOf, type McpSession } from './session';
+
+export interface OpenedSession {
+  id: string;
+  key: string;
+  session: McpSession;
+}
+
+/**
+ * The client's session, from its `Mcp-Session-Id`: 400 without one; 404 when it is not a session of this gateway
+ * and person, is older than the maximum age, or was ended. A `MCP-Protocol-Version` header, when sent, must be a
+ * version this gateway speaks (400 otherwise).
+ */
+export async function requireSession(plane: DataPlane, req: Request, principal: McpPrincipal): Promise<OpenedSession> {
+  const id = req.headers['mcp-session-id'];
+  if (typeof id !== 'string' || id === '') throw McpHttpError.sessionRequired();
+  const session = openSession(plane.box, id);
+  if (!session || session.gatewayId !== principal.gateway.id || session.personId !== principal.personId) throw McpHttpError.sessionNotFound();
+  if (Date.now() / 1000 - session.createdAt > plane.settings.sessionMaxAgeSeconds) throw McpHttpError.sessionNotFound();
+  const key = sessionKeyOf(id);
+  if (await plane.liveness.isEnded(key)) throw McpHttpError.sessionNotFound();
+  const version = req.headers['mcp-protocol-version'];
+  if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
+    throw new McpHttpError(400, RPC.invalidRequest, `Bad Request: unsupported protocol version ${version} (supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`);
+  }
+  return { id, key, session };
+}

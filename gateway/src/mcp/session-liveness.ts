@@ -1,0 +1,65 @@
+import type { Cache, Logger } from '@platform/runtime';
+
+const CHANNEL = 'mcp:session-ended';
+const keyOf = (sessionKey: string) => `mcp:session-ended:${sessionKey}`;
+const MAX_REMEMBERED = 100_000;
+
+/**
+ * Which sessions a client ended (DELETE). A sealed session id stays cryptographically valid, so ending one is
+ * recorded in the shared cache for the session's remaining life and announced to every replica. A replica asks the
+ * cache once per session it has not seen yet; after that it relies on the announcement, so the hot path costs no
+ * cache round trip.
+ */
+export class SessionLiveness {
+  private readonly ended = new Map<string, number>();
+  private readonly live = new Set<string>();
+  private unsubscribe: (() => Promise<void>) | undefined;
+
+  constructor(
+    private readonly cache: Cache,
+    private readonly logger: Logger,
+    private readonly maxAgeMs: number,
+  ) {}
+
+  async listen(): Promise<void> {
+    this.unsubscribe = await this.cache.subscribe(CHANNEL, (sessionKey) => this.markEnded(sessionKey));
+  }
+
+  async close(): Promise<void> {
+    await this.unsubscribe?.();
+  }
+
+  async isEnded(sessionKey: string): Promise<boolean> {
+    const until = this.ended.get(sessionKey);
+    if (until !== undefined) {
+      if (until > Date.now()) return true;
+      this.ended.delete(sessionKey);
+    }
+    if (this.live.has(sessionKey)) return false;
+    try {
+      if ((await this.cache.get(keyOf(sessionKey))) !== null) {
+        this.markEnded(sessionKey);
+        return true;
+      }
+    } catch (error) {
+      // Without the cache an ended session could be used on a replica that never saw it: refuse nothing, log.
+      this.logger.warn({ err: error }, 'could not check whether an MCP session was ended');
+      return false;
+    }
+    if (this.live.size >= MAX_REMEMBERED) this.live.clear();
+    this.live.add(sessionKey);
+    return false;
+  }
+
+  async end(sessionKey: string): Promise<void> {
+    this.markEnded(sessionKey);
+    await this.cache.set(keyOf(sessionKey), '1', this.maxAgeMs);
+    await this.cache.publish(CHANNEL, sessionKey);
+  }
+
+  private markEnded(sessionKey: string): void {
+    this.live.delete(sessionKey);
+    if (this.ended.size >= MAX_REMEMBERED) this.ended.delete(this.ended.keys().next().value!);
+    this.ended.set(sessionKey, Date.now() + this.maxAgeMs);
+  }
+}

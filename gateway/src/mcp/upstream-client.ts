@@ -1,0 +1,228 @@
+import type { Readable } from 'node:stream';
+import { createParser } from 'eventsource-parser';
+import { request, type Dispatcher } from 'undici';
+import { AddressNotAllowedError, injectTraceHeaders } from '@platform/runtime';
+import { GatewayRpcError, RPC, type JsonRpcMessage } from './jsonrpc';
+
+/**
+ * The data plane's client side of MCP's Streamable HTTP transport, towards one upstream server: POST a message and
+ * get back "accepted", one JSON message, or a stream of messages (SSE); open the GET stream; end a session. It speaks
+ * HTTP directly (undici, keep-alive connections through the address guard) rather than through the SDK's client,
+ * because the gateway relays messages it does not interpret and must add almost nothing to a call's latency.
+ */
+
+export interface UpstreamEndpoint {
+  serverSlug: string;
+  url: string;
+  /** Static headers (the credential) and, with sendIdentity, the identity token. */
+  headers: Record<string, string>;
+  /** The upstream's session id ('' when it has none) and the protocol version negotiated with it. */
+  sessionId: string;
+  protocolVersion: string;
+}
+
+export type UpstreamAnswer =
+  | { kind: 'accepted' }
+  | { kind: 'json'; message: unknown; sessionId: string }
+  | { kind: 'stream'; messages: AsyncIterable<UpstreamStreamItem>; sessionId: string }
+  /** The upstream no longer knows the session (HTTP 404 with a session id): re-initialize and retry. */
+  | { kind: 'session_expired' };
+
+/** One item of an SSE stream: a parsed message, or text that was not one (the caller decides what that means). */
+export type UpstreamStreamItem = { message: JsonRpcMessage } | { malformed: string };
+
+const ACCEPT_BOTH = 'application/json, text/event-stream';
+
+function headersFor(endpoint: UpstreamEndpoint, accept: string, withBody: boolean): Record<string, string> {
+  const headers: Record<string, string> = { ...endpoint.headers, accept, ...injectTraceHeaders() };
+  if (withBody) headers['content-type'] = 'application/json';
+  if (endpoint.sessionId) headers['mcp-session-id'] = endpoint.sessionId;
+  if (endpoint.protocolVersion) headers['mcp-protocol-version'] = endpoint.protocolVersion;
+  return headers;
+}
+
+/** Why talking to an upstream failed, as a JSON-RPC error for the client and a class for the call record. */
+export function upstreamFailure(slug: string, error: unknown, timeoutSeconds: number): GatewayRpcError {
+  if (error instanceof GatewayRpcError) return error;
+  const chain: unknown[] = [];
+  for (let current: unknown = error; current && chain.length < 6; current = (current as { cause?: unknown }).cause) chain.push(current);
+  const codes = chain.map((e) => (e as { code?: unknown; name?: unknown }).code ?? (e as { name?: unknown }).name);
+  if (chain.some((e) => e instanceof AddressNotAllowedError)) {
+    return new GatewayRpcError(RPC.upstreamUnavailable, `Upstream server '${slug}' is at an address the gateway may not reach`, 'upstream_unavailable', 'address_not_allowed');
+  }
+  if (codes.some((c) => c === 'TimeoutError' || c === 'UND_ERR_HEADERS_TIMEOUT' || c === 'UND_ERR_BODY_TIMEOUT' || c === 'UND_ERR_CONNECT_TIMEOUT' || c === 'ETIMEDOUT')) {
+    return new GatewayRpcError(RPC.requestTimeout, `Upstream server '${slug}' did not answer within ${timeoutSeconds} s`, 'timeout', 'timeout');
+  }
+  if (codes.includes('ECONNREFUSED')) {
+    return new GatewayRpcError(RPC.upstreamUnavailable, `Upstream server '${slug}' refused the connection`, 'upstream_unavailable', 'connection_refused');
+  }
+  if (codes.some((c) => c === 'ENOTFOUND' || c === 'EAI_AGAIN' || c === 'ECONNRESET' || c === 'EHOSTUNREACH' || c === 'ENETUNREACH' || c === 'UND_ERR_SOCKET')) {
+    return new GatewayRpcError(RPC.upstreamUnavailable, `Upstream server '${slug}' is unreachable`, 'upstream_unavailable', 'unreachable');
+  }
+  if (codes.includes('AbortError')) {
+    return new GatewayRpcError(RPC.upstreamUnavailable, 'The request was cancelled', 'cancelled', 'cancelled');
+  }
+  return new GatewayRpcError(RPC.upstreamUnavailable, `Upstream server '${slug}' failed`, 'upstream_unavailable', 'unreachable');
+}
+
+function protocolError(slug: string, what: string): GatewayRpcError {
+  return new GatewayRpcError(RPC.upstreamProtocolError, `Upstream server '${slug}' answered with ${what}`, 'error', 'protocol_error');
+}
+
+function httpError(slug: string, status: number): GatewayRpcError {
+  const signIn = status === 401 || status === 403;
+  return new GatewayRpcError(
+    RPC.upstreamUnavailable,
+    signIn ? `Upstream server '${slug}' refused the gateway's credentials (HTTP ${status})` : `Upstream server '${slug}' answered HTTP ${status}`,
+    'upstream_unavailable',
+    signIn ? 'upstream_unauthorized' : 'http_error',
+  );
+}
+
+function firstHeader(value: string | string[] | undefined): string {
+  return (Array.isArray(value) ? value[0] : value) ?? '';
+}
+
+/** Reads a small body as text, at most `limit` bytes (a protocol error beyond). */
+async function readText(body: Readable, limit: number, slug: string): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += (chunk as Buffer).length;
+    if (size > limit) {
+      body.destroy();
+      throw protocolError(slug, `a message larger than ${limit} bytes`);
+    }
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** The messages of an SSE body as they arrive (events named `message`, or unnamed). */
+async function* sseItems(body: Readable): AsyncGenerator<UpstreamStreamItem> {
+  const ready: UpstreamStreamItem[] = [];
+  const parser = createParser({
+    onEvent(event) {
+      if (event.event !== undefined && event.event !== 'message') return;
+      try {
+        ready.push({ message: JSON.parse(event.data) as JsonRpcMessage });
+      } catch {
+        ready.push({ malformed: event.data.slice(0, 200) });
+      }
+    },
+  });
+  const decoder = new TextDecoder();
+  try {
+    for await (const chunk of body) {
+      parser.feed(decoder.decode(chunk as Buffer, { stream: true }));
+      while (ready.length > 0) yield ready.shift()!;
+    }
+  } finally {
+    if (!body.destroyed) body.destroy();
+  }
+}
+
+export interface PostOptions {
+  dispatcher: Dispatcher;
+  /** Aborts the exchange (timeouts, client went away, cancellation). */
+  signal: AbortSignal;
+  maxMessageBytes: number;
+  timeoutSeconds: number;
+}
+
+/** POSTs one JSON-RPC message to the upstream. Throws GatewayRpcError for every failure. */
+export async function postToUpstream(endpoint: UpstreamEndpoint, message: JsonRpcMessage, options: PostOptions): Promise<UpstreamAnswer> {
+  let response: Dispatcher.ResponseData;
+  try {
+    response = await request(endpoint.url, {
+      method: 'POST',
+      dispatcher: options.dispatcher,
+      headers: headersFor(endpoint, ACCEPT_BOTH, true),
+      body: JSON.stringify(message),
+      signal: options.signal,
+      headersTimeout: options.timeoutSeconds * 1000,
+      bodyTimeout: 0,
+    });
+  } catch (error) {
+    throw upstreamFailure(endpoint.serverSlug, error, options.timeoutSeconds);
+  }
+  const { statusCode, headers, body } = response;
+  const sessionId = firstHeader(headers['mcp-session-id']);
+  if (statusCode === 202) {
+    body.resume();
+    return { kind: 'accepted' };
+  }
+  if (statusCode === 404 && endpoint.sessionId) {
+    body.resume();
+    return { kind: 'session_expired' };
+  }
+  if (statusCode < 200 || statusCode >= 300) {
+    body.resume();
+    throw httpError(endpoint.serverSlug, statusCode);
+  }
+  const type = firstHeader(headers['content-type']).toLowerCase();
+  if (type.startsWith('text/event-stream')) return { kind: 'stream', messages: sseItems(body), sessionId };
+  if (type.startsWith('application/json')) {
+    const text = await readText(body, options.maxMessageBytes, endpoint.serverSlug).catch((error: unknown) => {
+      throw upstreamFailure(endpoint.serverSlug, error, options.timeoutSeconds);
+    });
+    try {
+      return { kind: 'json', message: JSON.parse(text) as unknown, sessionId };
+    } catch {
+      throw protocolError(endpoint.serverSlug, 'malformed JSON');
+    }
+  }
+  body.resume();
+  // Some servers answer a notification or response with an empty 200 instead of 202.
+  if (!('id' in message && 'method' in message)) return { kind: 'accepted' };
+  throw protocolError(endpoint.serverSlug, `an unexpected content type (${type || 'none'})`);
+}
+
+/**
+ * Opens the upstream's GET stream (server-initiated messages). Null when the upstream offers none (405) or no longer
+ * knows the session (404).
+ */
+export async function openUpstreamStream(
+  endpoint: UpstreamEndpoint,
+  options: { dispatcher: Dispatcher; signal: AbortSignal; timeoutSeconds: number },
+): Promise<AsyncIterable<UpstreamStreamItem> | null> {
+  let response: Dispatcher.ResponseData;
+  try {
+    response = await request(endpoint.url, {
+      method: 'GET',
+      dispatcher: options.dispatcher,
+      headers: headersFor(endpoint, 'text/event-stream', false),
+      signal: options.signal,
+      headersTimeout: options.timeoutSeconds * 1000,
+      bodyTimeout: 0,
+    });
+  } catch (error) {
+    throw upstreamFailure(endpoint.serverSlug, error, options.timeoutSeconds);
+  }
+  const { statusCode, headers, body } = response;
+  if (statusCode === 405 || statusCode === 404) {
+    body.resume();
+    return null;
+  }
+  if (statusCode !== 200 || !firstHeader(headers['content-type']).toLowerCase().startsWith('text/event-stream')) {
+    body.resume();
+    throw statusCode === 200 ? protocolError(endpoint.serverSlug, 'a GET stream that is not text/event-stream') : httpError(endpoint.serverSlug, statusCode);
+  }
+  return sseItems(body);
+}
+
+/** Ends the upstream session (DELETE); failures are ignored: the upstream forgets idle sessions by itself. */
+export async function endUpstreamSession(endpoint: UpstreamEndpoint, options: { dispatcher: Dispatcher; timeoutSeconds: number }): Promise<void> {
+  if (!endpoint.sessionId) return;
+  try {
+    const { body } = await request(endpoint.url, {
+      method: 'DELETE',
+      dispatcher: options.dispatcher,
+      headers: headersFor(endpoint, ACCEPT_BOTH, false),
+      signal: AbortSignal.timeout(options.timeoutSeconds * 1000),
+    });
+    body.resume();
+  } catch {
+    // The upstream is gone or slow: its session expires on its side.
+  }
+}

@@ -1,0 +1,126 @@
+import type { RuntimeServer } from '@platform/proto/gen/platform/catalog/v1/catalog';
+import type { Cache } from '@platform/runtime';
+import { GatewayRpcError, isResponse, RPC, type JsonRpcResponse } from './jsonrpc';
+import type { McpSession, UpstreamSession } from './session';
+import { postToUpstream, upstreamFailure, type PostOptions, type UpstreamEndpoint } from './upstream-client';
+
+/** What an upstream is told about the client at `initialize`: the client's own name, version and capabilities. */
+export interface ClientDescription {
+  protocolVersion: string;
+  clientName: string;
+  clientVersion: string;
+  clientCapabilities: Record<string, unknown>;
+}
+
+/**
+ * Opens an upstream session the way an MCP client does: `initialize` (declaring the client's capabilities, so the
+ * upstream may ask for sampling, elicitation or roots, which the gateway relays), then `notifications/initialized`.
+ */
+export async function initializeUpstream(
+  server: RuntimeServer,
+  headers: Record<string, string>,
+  client: ClientDescription,
+  options: Omit<PostOptions, 'signal'>,
+): Promise<UpstreamSession> {
+  const signal = AbortSignal.timeout(server.timeoutSeconds * 1000);
+  const endpoint: UpstreamEndpoint = { serverSlug: server.slug, url: server.url, headers, sessionId: '', protocolVersion: '' };
+  const request = {
+    jsonrpc: '2.0' as const,
+    id: 'gateway-initialize',
+    method: 'initialize',
+    params: {
+      protocolVersion: client.protocolVersion,
+      capabilities: client.clientCapabilities,
+      clientInfo: { name: client.clientName, version: client.clientVersion },
+    },
+  };
+  try {
+    const answer = await postToUpstream(endpoint, request, { ...options, signal });
+    let response: JsonRpcResponse | undefined;
+    let sessionId = '';
+    if (answer.kind === 'json' && isResponse(answer.message)) {
+      response = answer.message;
+      sessionId = answer.sessionId;
+    } else if (answer.kind === 'stream') {
+      sessionId = answer.sessionId;
+      for await (const item of answer.messages) {
+        if ('message' in item && isResponse(item.message) && item.message.id === request.id) {
+          response = item.message;
+          break;
+        }
+      }
+    }
+    if (!response) throw new GatewayRpcError(RPC.upstreamProtocolError, `Upstream server '${server.slug}' did not answer initialize`, 'error', 'protocol_error');
+    if ('error' in response) {
+      throw new GatewayRpcError(RPC.upstreamUnavailable, `Upstream server '${server.slug}' refused to initialize`, 'upstream_unavailable', 'upstream_error');
+    }
+    const protocolVersion = typeof response.result.protocolVersion === 'string' ? response.result.protocolVersion : client.protocolVersion;
+    const established: UpstreamEndpoint = { ...endpoint, sessionId, protocolVersion };
+    await postToUpstream(established, { jsonrpc: '2.0', method: 'notifications/initialized' }, { ...options, signal });
+    return { sessionId, protocolVersion };
+  } catch (error) {
+    throw upstreamFailure(server.slug, error, server.timeoutSeconds);
+  }
+}
+
+/**
+ * Upstream sessions that replaced the ones sealed in a client's session id (an upstream that was down at the
+ * client's `initialize`, or that forgot its session). The session id cannot change, so replacements live in the
+ * shared cache for the session's lifetime (any replica finds them) and in this replica's memory.
+ */
+export class UpstreamSessionOverrides {
+  private readonly local = new Map<string, UpstreamSession>();
+  private static readonly MAX_LOCAL = 50_000;
+
+  constructor(
+    private readonly cache: Cache,
+    private readonly ttlMs: number,
+  ) {}
+
+  private key(sessionKey: string, serverId: string): string {
+    return `mcp:upstream-session:${sessionKey}:${serverId}`;
+  }
+
+  /** The replacement known here, without asking the cache (the hot path). */
+  known(sessionKey: string, serverId: string): UpstreamSession | undefined {
+    return this.local.get(this.key(sessionKey, serverId));
+  }
+
+  /** The replacement any replica stored, or undefined. */
+  async shared(sessionKey: string, serverId: string): Promise<UpstreamSession | undefined> {
+    const key = this.key(sessionKey, serverId);
+    try {
+      const text = await this.cache.get(key);
+      if (!text) return undefined;
+      const stored = JSON.parse(text) as UpstreamSession;
+      this.remember(key, stored);
+      return stored;
+    } catch {
+      return undefined;
+    }
+  }
+
+  async store(sessionKey: string, serverId: string, upstream: UpstreamSession): Promise<void> {
+    const key = this.key(sessionKey, serverId);
+    this.remember(key, upstream);
+    try {
+      await this.cache.set(key, JSON.stringify(upstream), this.ttlMs);
+    } catch {
+      // Without the cache another replica re-initializes on its own; the session still works.
+    }
+  }
+
+  forgetSession(sessionKey: string, serverIds: readonly string[]): void {
+    for (const serverId of serverIds) this.local.delete(this.key(sessionKey, serverId));
+  }
+
+  private remember(key: string, upstream: UpstreamSession): void {
+    if (this.local.size >= UpstreamSessionOverrides.MAX_LOCAL) this.local.delete(this.local.keys().next().value!);
+    this.local.set(key, upstream);
+  }
+}
+
+/** The upstream session to use now: a replacement known here, else the sealed one, else none (initialize first). */
+export function currentUpstreamSession(overrides: UpstreamSessionOverrides, session: McpSession, sessionKey: string, serverId: string): UpstreamSession | undefined {
+  return overrides.known(sessionKey, serverId) ?? session.upstreams[serverId];
+}

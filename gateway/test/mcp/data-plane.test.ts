@@ -1,0 +1,251 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { ElicitRequestSchema, LoggingMessageNotificationSchema, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  adminClient,
+  connectMcpClient,
+  expectEventually,
+  ApiClient,
+  gatewayAccessToken,
+  gatewayUser,
+  publishedMcpServer,
+  setGatewayServers,
+  startMcpUpstream,
+  startTestPlatform,
+  unique,
+  type GatewayUser,
+  type McpUpstream,
+  type TestPlatform,
+} from '@platform/test';
+
+/**
+ * The /mcp/{slug} data plane end to end through the real edge, catalog and identity services: one gateway fronting
+ * two upstream servers built with the SDK's McpServer, used by the SDK's Client.
+ */
+describe('MCP gateway data plane', () => {
+  let platform: TestPlatform;
+  let admin: ApiClient;
+  let alpha: McpUpstream;
+  let beta: McpUpstream;
+  let user: GatewayUser;
+  let token: string;
+  let alphaId: string;
+  let betaId: string;
+  const teamSlug = unique('dp-team');
+  const gatewaySlug = unique('dp-gw');
+  const open: Client[] = [];
+
+  const connect = async (options: Parameters<typeof connectMcpClient>[3] = {}) => {
+    const { client } = await connectMcpClient(platform, gatewaySlug, token, options);
+    open.push(client);
+    return client;
+  };
+  const textOf = (result: unknown) => ((result as { content: { text: string }[] }).content[0]!.text);
+
+  beforeAll(async () => {
+    [alpha, beta] = await Promise.all([startMcpUpstream({ name: 'alpha' }), startMcpUpstream({ name: 'beta', jsonResponses: true })]);
+    platform = await startTestPlatform({ env: { ALLOWED_INTERNAL_NETWORKS: '127.0.0.0/8', MCP_PUBLISH_POLICY: 'self_publish' } });
+    admin = await adminClient(platform);
+    user = await gatewayUser(platform, { email: `${unique('dp')}@example.test`, teamSlug, gatewaySlug });
+    const owner = user.person.client;
+    alphaId = await publishedMcpServer(owner, teamSlug, { slug: 'alpha', url: alpha.url, sendIdentity: true, capturePayloads: true });
+    betaId = await publishedMcpServer(owner, teamSlug, { slug: 'beta', url: beta.url, authValue: 'Bearer beta-static-credential', timeoutSeconds: 2 });
+    await setGatewayServers(owner, teamSlug, gatewaySlug, [{ serverId: alphaId }, { serverId: betaId }]);
+    token = await gatewayAccessToken(platform, owner.cookieHeader(), gatewaySlug);
+  }, 120_000);
+
+  afterAll(async () => {
+    await Promise.allSettled(open.map((client) => client.close()));
+    await platform?.stop();
+    await Promise.allSettled([alpha?.close(), beta?.close()]);
+  });
+
+  it('aggregates both upstreams under prefixed names, served from the approved catalog', async () => {
+    const client = await connect();
+    expect(client.getServerVersion()?.name).toBe(gatewaySlug);
+    expect(client.getServerCapabilities()).toMatchObject({ tools: { listChanged: true }, resources: { subscribe: true }, prompts: {} });
+    const tools = (await client.listTools()).tools.map((tool) => tool.name).sort();
+    expect(tools).toEqual(expect.arrayContaining(['alpha__echo', 'alpha__slow', 'alpha__ask', 'beta__echo', 'beta__whoami']));
+    expect(tools.every((name) => name.startsWith('alpha__') || name.startsWith('beta__'))).toBe(true);
+    const echo = (await client.listTools()).tools.find((tool) => tool.name === 'alpha__echo')!;
+    expect(echo.description).toBe('Echoes text back (alpha)');
+    expect(echo.inputSchema).toMatchObject({ type: 'object', properties: { text: { type: 'string' } } });
+    expect((await client.listPrompts()).prompts.map((prompt) => prompt.name).sort()).toEqual(['alpha__greet', 'beta__greet']);
+    expect((await client.listResources()).resources.map((resource) => resource.uri).sort()).toEqual(['file:///alpha/readme.md', 'file:///beta/readme.md']);
+    expect((await client.listResourceTemplates()).resourceTemplates.map((template) => template.uriTemplate).sort()).toEqual(['alpha://items/{id}', 'beta://items/{id}']);
+  });
+
+  it('routes calls, reads, prompts and completions to the right upstream under its own names', async () => {
+    const client = await connect();
+    expect(textOf(await client.callTool({ name: 'alpha__echo', arguments: { text: 'hi' } }))).toBe('alpha: hi');
+    expect(textOf(await client.callTool({ name: 'beta__echo', arguments: { text: 'hi' } }))).toBe('beta: hi');
+    expect((await client.readResource({ uri: 'file:///beta/readme.md' })).contents[0]).toMatchObject({ text: '# beta readme' });
+    expect((await client.readResource({ uri: 'alpha://items/7' })).contents[0]).toMatchObject({ text: 'alpha item 7' });
+    const prompt = await client.getPrompt({ name: 'beta__greet', arguments: { who: 'Ada' } });
+    expect(prompt.messages[0]!.content).toMatchObject({ text: 'beta greets Ada' });
+    const completion = await client.complete({ ref: { type: 'ref/resource', uri: 'alpha://items/{id}' }, argument: { name: 'id', value: '1' } });
+    expect(completion.completion.values).toEqual(['1', '10']);
+    expect(await client.ping()).toEqual({});
+  });
+
+  it('passes progress and logging notifications through, and relays elicitation to the client and back', async () => {
+    const client = await connect({ capabilities: { elicitation: {} } });
+    const progress: number[] = [];
+    const slow = await client.callTool({ name: 'alpha__slow', arguments: { steps: 3, stepMs: 10 } }, undefined, { onprogress: (p) => progress.push(p.progress) });
+    expect(textOf(slow)).toBe('alpha: done after 3 steps');
+    expect(progress).toEqual([1, 2, 3]);
+
+    const logs: unknown[] = [];
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+      logs.push(notification.params.data);
+    });
+    await client.setLoggingLevel('info');
+    await client.callTool({ name: 'alpha__log', arguments: { message: 'hello from alpha' } });
+    await expectEventually(() => expect(logs).toEqual(expect.arrayContaining(['hello from alpha', 'hello from alpha (standalone)'])));
+    // beta answers in JSON, so only what it sends on its GET stream can reach the client (merged into the gateway's).
+    await client.callTool({ name: 'beta__log', arguments: { message: 'hello from beta' } });
+    await expectEventually(() => expect(logs).toContain('hello from beta (standalone)'));
+
+    const questions: string[] = [];
+    client.setRequestHandler(ElicitRequestSchema, (request) => {
+      questions.push(request.params.message);
+      return { action: 'accept', content: { answer: 'yes' } };
+    });
+    expect(textOf(await client.callTool({ name: 'alpha__ask', arguments: { question: 'Proceed?' } }))).toBe('alpha: the user said yes');
+    // Asked on the upstream's GET stream instead of the call's stream: relayed through the gateway's GET stream.
+    expect(textOf(await client.callTool({ name: 'beta__ask', arguments: { question: 'Really?', standalone: true } }))).toBe('beta: the user said yes');
+    expect(questions).toEqual(['Proceed?', 'Really?']);
+  });
+
+  it('sends the server its static credential or a verifiable identity token, never the client token', async () => {
+    const client = await connect();
+    expect(textOf(await client.callTool({ name: 'beta__whoami', arguments: {} }))).toBe('Bearer beta-static-credential');
+    const identity = textOf(await client.callTool({ name: 'alpha__whoami', arguments: {} }));
+    expect(identity).toMatch(/^Bearer ey/);
+    const { createRemoteJWKSet, jwtVerify } = await import('jose');
+    const jwks = createRemoteJWKSet(new URL(platform.url('/.well-known/jwks.json')));
+    const { payload } = await jwtVerify(identity.slice('Bearer '.length), jwks, { audience: alpha.url, issuer: platform.appUrl });
+    expect(payload.sub).toBe(user.person.id);
+    expect(payload.email).toBe(user.person.email);
+    const sent = [...alpha.requests, ...beta.requests].map((request) => JSON.stringify(request.headers));
+    expect(sent.some((headers) => headers.includes(token))).toBe(false);
+  });
+
+  it('refuses unknown tools and names with a clear JSON-RPC error, and unknown methods', async () => {
+    const client = await connect();
+    const refused = await client.callTool({ name: 'gamma__echo', arguments: {} }).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(McpError);
+    expect((refused as McpError).code).toBe(-32602);
+    expect((refused as McpError).message).toMatch(/gamma__echo.*not available on this gateway/);
+    await expect(client.readResource({ uri: 'file:///nowhere' })).rejects.toMatchObject({ code: -32602 });
+  });
+
+  it('hides a changed upstream tool until it is approved again', async () => {
+    const client = await connect();
+    const changes: number[] = [];
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      changes.push(Date.now());
+    });
+    alpha.redefineEcho('Echoes text back, and also exfiltrates it');
+    // The upstream's list_changed makes the catalog re-discover; an explicit refresh makes the test independent of timing.
+    const owner = user.person.client;
+    expect((await owner.post(`/v1/teams/${teamSlug}/mcp-servers/${alphaId}/refresh`, {})).status).toBe(200);
+    await expectEventually(async () => expect((await client.listTools()).tools.map((tool) => tool.name)).not.toContain('alpha__echo'));
+    await expect(client.callTool({ name: 'alpha__echo', arguments: { text: 'x' } })).rejects.toMatchObject({ code: -32602 });
+    expect((await client.listTools()).tools.map((tool) => tool.name)).toContain('beta__echo');
+    await expectEventually(() => expect(changes.length).toBeGreaterThan(0));
+
+    const capabilities = (await owner.get(`/v1/teams/${teamSlug}/mcp-servers/${alphaId}/capabilities`)).body.data as { id: string; name: string; kind: string; changed: boolean }[];
+    const echo = capabilities.find((capability) => capability.kind === 'tool' && capability.name === 'echo')!;
+    expect(echo.changed).toBe(true);
+    expect((await owner.put(`/v1/teams/${teamSlug}/mcp-servers/${alphaId}/capabilities/${echo.id}/approval`)).status).toBe(200);
+    await expectEventually(async () => {
+      const tool = (await client.listTools()).tools.find((candidate) => candidate.name === 'alpha__echo');
+      expect(tool?.description).toBe('Echoes text back, and also exfiltrates it');
+    });
+  });
+
+  it('keeps a session working when an upstream forgets it, and ends it on DELETE', async () => {
+    const { client, transport } = await connectMcpClient(platform, gatewaySlug, token);
+    expect(textOf(await client.callTool({ name: 'beta__echo', arguments: { text: 'one' } }))).toBe('beta: one');
+    await beta.forgetSessions();
+    expect(textOf(await client.callTool({ name: 'beta__echo', arguments: { text: 'two' } }))).toBe('beta: two');
+    const sessionId = transport.sessionId!;
+    const ended = beta.sessionsEnded;
+    await transport.terminateSession();
+    await expectEventually(() => expect(beta.sessionsEnded).toBeGreaterThan(ended));
+    const after = await fetch(platform.url(`/mcp/${gatewaySlug}`), {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': sessionId },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(after.status).toBe(404);
+    await client.close();
+  });
+
+  it('answers transport errors with the right statuses', async () => {
+    const post = (headers: Record<string, string>, body: unknown) =>
+      fetch(platform.url(`/mcp/${gatewaySlug}`), {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+        body: typeof body === 'string' ? body : JSON.stringify(body),
+      });
+    const noSession = await post({}, { jsonrpc: '2.0', id: 1, method: 'tools/list' });
+    expect(noSession.status).toBe(400);
+    expect(await noSession.json()).toMatchObject({ jsonrpc: '2.0', id: null, error: { message: expect.stringMatching(/Mcp-Session-Id/) } });
+    expect((await post({ 'mcp-session-id': 'v1.k.forged.session' }, { jsonrpc: '2.0', id: 1, method: 'tools/list' })).status).toBe(404);
+    expect((await post({}, '{not json')).status).toBe(400);
+    expect((await post({}, [{ jsonrpc: '2.0', id: 1, method: 'ping' }])).status).toBe(400);
+    const foreign = await post({ origin: 'https://evil.example' }, { jsonrpc: '2.0', id: 1, method: 'ping' });
+    expect(foreign.status).toBe(403);
+    const put = await fetch(platform.url(`/mcp/${gatewaySlug}`), { method: 'PUT', headers: { authorization: `Bearer ${token}` } });
+    expect(put.status).toBe(405);
+  });
+
+  it('refuses a session id to another person of the same gateway', async () => {
+    const { transport } = await connectMcpClient(platform, gatewaySlug, token);
+    const other = await adminClient(platform);
+    const member = await other.post('/v1/admin/people', { email: `${unique('m')}@example.test`, displayName: 'Member', password: 'a long enough password 123' });
+    expect(member.status).toBe(201);
+    expect((await admin.post(`/v1/teams/${teamSlug}/members`, { personId: member.body.data.id, role: 'member' })).status).toBe(201);
+    const memberClient = new ApiClient(platform);
+    expect((await memberClient.signIn(member.body.data.email as string, 'a long enough password 123')).status).toBe(200);
+    const memberToken = await gatewayAccessToken(platform, memberClient.cookieHeader(), gatewaySlug);
+    const stolen = await fetch(platform.url(`/mcp/${gatewaySlug}`), {
+      method: 'POST',
+      headers: { authorization: `Bearer ${memberToken}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': transport.sessionId! },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(stolen.status).toBe(404);
+    await transport.close();
+  });
+
+  it('turns upstream timeouts and refused connections into JSON-RPC errors and call records', async () => {
+    const client = await connect();
+    // beta's timeout is 2 s; the tool waits 4 s in total.
+    const timedOut = await client.callTool({ name: 'beta__slow', arguments: { steps: 2, stepMs: 2_000 } }, undefined, { timeout: 30_000 }).catch((error: unknown) => error);
+    expect(timedOut).toMatchObject({ code: -32001, message: expect.stringMatching(/beta.*did not answer within 2 s/) });
+
+    const down = await startMcpUpstream({ name: 'down' });
+    const owner = user.person.client;
+    const downId = await publishedMcpServer(owner, teamSlug, { slug: unique('down'), url: down.url });
+    await setGatewayServers(owner, teamSlug, gatewaySlug, [{ serverId: alphaId }, { serverId: betaId }, { serverId: downId, prefix: 'down' }]);
+    const withDown = await connect();
+    await down.close();
+    const refused = await withDown.callTool({ name: 'down__echo', arguments: { text: 'x' } }).catch((error: unknown) => error);
+    expect(refused).toMatchObject({ code: -32010, message: expect.stringMatching(/refused the connection|unreachable/) });
+    // The gateway is still fine.
+    expect(textOf(await withDown.callTool({ name: 'beta__echo', arguments: { text: 'still' } }))).toBe('beta: still');
+
+    await expectEventually(async () => {
+      const calls = (await owner.get(`/v1/teams/${teamSlug}/calls?pageSize=100`)).body.data as { method: string; exposedName: string; outcome: string; errorClass: string; server?: { slug: string } }[];
+      expect(calls).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({ method: 'tools/call', exposedName: 'beta__slow', outcome: 'timeout', errorClass: 'timeout' }),
+          expect.objectContaining({ method: 'tools/call', exposedName: 'down__echo', outcome: 'upstream_unavailable', errorClass: 'connection_refused' }),
+          expect.objectContaining({ method: 'tools/call', exposedName: 'beta__echo', outcome: 'ok' }),
+        ]),
+      );
+    }, 30_000);
+    await setGatewayServers(owner, teamSlug, gatewaySlug, [{ serverId: alphaId }, { serverId: betaId }]);
+  }, 60_000);
+});

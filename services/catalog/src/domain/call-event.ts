@@ -1,0 +1,98 @@
+import { z } from 'zod';
+import type { DomainEvent, Logger, Transaction } from '@platform/runtime';
+import { insertCallRecord } from '../store/calls-store';
+
+/** The event type the edge's call recorder publishes on `mcp-calls.v1`. */
+export const CALL_EVENT_TYPE = 'mcp.call';
+
+export const CALL_OUTCOMES = ['ok', 'error', 'refused', 'timeout', 'upstream_unavailable', 'cancelled'] as const;
+
+/** Payloads beyond this many characters are cut here too (the edge caps each at 16 KiB of UTF-8, never more characters). */
+const MAX_PAYLOAD_CHARS = 16 * 1024;
+
+// Free text is kept to a sane length rather than refusing the record over it.
+const text = (max: number) => z.string().transform((value) => value.slice(0, max));
+const optionalId = z.union([z.uuid(), z.literal('')]).optional();
+const target = z.object({ id: z.uuid(), slug: text(200), name: text(500) });
+const payload = (value: string, truncated: boolean) =>
+  value.length > MAX_PAYLOAD_CHARS ? { text: value.slice(0, MAX_PAYLOAD_CHARS), truncated: true } : { text: value, truncated };
+
+/** What a `mcp.call` event must carry to be stored (gateway/src/mcp/call-recorder.ts writes it). Unknown keys are dropped. */
+const callEventData = z.object({
+  teamId: z.uuid(),
+  occurredAt: z.iso.datetime({ offset: true }),
+  method: z.string().min(1).max(200),
+  exposedName: text(2048),
+  gateway: target,
+  server: target.optional(),
+  principal: z.object({
+    kind: z.enum(['user', 'api_key', 'service_account']),
+    userId: optionalId,
+    displayName: text(500).optional(),
+    email: text(500).optional(),
+    apiKeyName: text(200).optional(),
+    oauthClientName: text(500).optional(),
+    oauthClientVerified: z.boolean().optional(),
+    serviceAccountId: optionalId,
+    serviceAccountTeamSlug: text(200).optional(),
+  }),
+  clientName: text(500),
+  outcome: z.enum(CALL_OUTCOMES),
+  errorClass: text(200),
+  providerSlug: text(200).optional(),
+  latencyMs: z.number().min(0).transform((ms) => Math.min(Math.round(ms), 2_147_483_647)),
+  requestBytes: z.number().int().min(0),
+  responseBytes: z.number().int().min(0),
+  requestId: text(200),
+  payloads: z
+    .object({
+      request: z.string(),
+      response: z.string(),
+      requestTruncated: z.boolean().default(false),
+      responseTruncated: z.boolean().default(false),
+    })
+    .optional(),
+});
+
+/**
+ * Stores one call record (run once per event id by the consumer, in its transaction). Events of another type or
+ * shape are logged, never their content (it may hold payloads), and skipped rather than retried forever.
+ */
+export async function storeCallEvent(tx: Transaction, event: DomainEvent<unknown>, logger: Logger): Promise<void> {
+  if (event.type !== CALL_EVENT_TYPE) {
+    logger.warn({ eventId: event.id, type: event.type, source: event.source }, 'unexpected event on the calls topic skipped');
+    return;
+  }
+  const parsed = callEventData.safeParse(event.data);
+  if (!parsed.success) {
+    const fields = parsed.error.issues.map((issue) => issue.path.join('.'));
+    logger.warn({ eventId: event.id, source: event.source, fields }, 'call record in an unexpected shape skipped');
+    return;
+  }
+  const data = parsed.data;
+  const request = data.payloads && payload(data.payloads.request, data.payloads.requestTruncated);
+  const response = data.payloads && payload(data.payloads.response, data.payloads.responseTruncated);
+  await insertCallRecord(tx, {
+    eventId: event.id,
+    teamId: data.teamId,
+    occurredAt: data.occurredAt,
+    method: data.method,
+    exposedName: data.exposedName,
+    gateway: data.gateway,
+    server: data.server ?? null,
+    principal: data.principal,
+    principalUserId: data.principal.userId || null,
+    clientName: data.clientName,
+    outcome: data.outcome,
+    errorClass: data.errorClass,
+    providerSlug: data.providerSlug ?? '',
+    latencyMs: data.latencyMs,
+    requestBytes: data.requestBytes,
+    responseBytes: data.responseBytes,
+    requestId: data.requestId,
+    payloads:
+      request && response
+        ? { request: request.text, response: response.text, requestTruncated: request.truncated, responseTruncated: response.truncated }
+        : null,
+  });
+}

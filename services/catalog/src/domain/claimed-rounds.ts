@@ -1,0 +1,81 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { BackgroundTask, Logger } from '@platform/runtime';
+
+export interface ClaimedRoundsOptions<T> {
+  name: string;
+  logger: Logger;
+  /** How often a round starts (each round takes everything due at that time). */
+  pollMs: number;
+  /** How many items are worked on at once. */
+  concurrency: number;
+  /** Claims one due item (moving it forward so no other worker or replica takes it this round); null when none is due. */
+  claim(): Promise<T | null>;
+  /** Works on one claimed item; `signal` aborts it on shutdown. Failures are logged, never fatal. */
+  work(item: T, signal: AbortSignal): Promise<void>;
+}
+
+export interface ClaimedRoundsTask extends BackgroundTask {
+  /** Runs one round now: workers claim and work until nothing is due. Resolves with how many items were worked on. */
+  runRound(): Promise<number>;
+}
+
+/**
+ * A background task that, every `pollMs`, works through what is due with at most `concurrency` workers, each
+ * claiming one item at a time (so replicas share the load). `stop` aborts in-flight work and waits for the loop.
+ */
+export function claimedRounds<T>(options: ClaimedRoundsOptions<T>): ClaimedRoundsTask {
+  const { logger, name } = options;
+  let stopping = new AbortController();
+  let loop: Promise<void> | null = null;
+
+  async function worker(signal: AbortSignal): Promise<number> {
+    let done = 0;
+    while (!signal.aborted) {
+      const item = await options.claim();
+      if (item === null) break;
+      try {
+        await options.work(item, signal);
+      } catch (error) {
+        if (!signal.aborted) logger.warn({ task: name, err: (error as Error).message }, 'background work failed');
+      }
+      done++;
+    }
+    return done;
+  }
+
+  async function runRound(): Promise<number> {
+    const signal = stopping.signal;
+    // Every worker finishes before the round does (a failed claim must not let a round overlap the next).
+    const results = await Promise.allSettled(Array.from({ length: options.concurrency }, () => worker(signal)));
+    const failed = results.find((result) => result.status === 'rejected');
+    if (failed) throw failed.reason;
+    return results.reduce((sum, result) => sum + (result.status === 'fulfilled' ? result.value : 0), 0);
+  }
+
+  async function run(signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      try {
+        await runRound();
+      } catch (error) {
+        // The database may be briefly unreachable: try again next round.
+        if (!signal.aborted) logger.warn({ task: name, err: (error as Error).message }, 'background round failed');
+      }
+      await sleep(options.pollMs, undefined, { signal }).catch(() => undefined);
+    }
+  }
+
+  return {
+    name,
+    runRound,
+    start() {
+      if (loop) return;
+      stopping = new AbortController();
+      loop = run(stopping.signal);
+    },
+    async stop() {
+      stopping.abort();
+      await loop;
+      loop = null;
+    },
+  };
+}

@@ -1,0 +1,76 @@
+import { performance } from 'node:perf_hooks';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { SseError } from '@modelcontextprotocol/sdk/client/sse.js';
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { parseAllowedNetworks } from '@platform/runtime';
+import type { CatalogDeps } from '../deps';
+import { writeHealthEvent } from '../events/health-events';
+import { recordHealth, type HealthOutcome } from '../store/health-store';
+import type { McpServerRow } from '../store/mcp-servers-mappers';
+import { classify, guardedFetchFor, transportFor, type DiscoveryTarget } from './discovery';
+import { upstreamHeadersOf } from './upstream-headers';
+
+export type HealthDeps = Pick<CatalogDeps, 'db' | 'logger' | 'config' | 'secrets'>;
+
+/** Whether the upstream answered 401 or 403: its credential is missing or refused (someone must sign in). */
+function refusedCredentials(error: unknown): number | null {
+  for (let current: unknown = error, depth = 0; current && depth < 6; current = (current as { cause?: unknown }).cause, depth++) {
+    if ((current instanceof StreamableHTTPError || current instanceof SseError) && (current.code === 401 || current.code === 403)) return current.code;
+  }
+  return null;
+}
+
+/**
+ * One health check: connect with the SDK client (initialize) and `ping`, all within the server's timeout, through
+ * the address guard with the server's static headers. Latency is the ping's round trip. The message is the
+ * platform's own words (the class, or the refused HTTP status): never the upstream's text or a header value.
+ * Resolves null when `signal` stopped it (shutdown): then nothing was learnt.
+ */
+export async function probeUpstream(target: DiscoveryTarget, signal: AbortSignal): Promise<HealthOutcome | null> {
+  const timeout = target.timeoutSeconds * 1000;
+  const deadline = AbortSignal.timeout(timeout);
+  const options = { timeout, maxTotalTimeout: timeout, signal: AbortSignal.any([signal, deadline]) };
+  const guarded = guardedFetchFor(target.allowedNetworks, timeout);
+  const client = new Client({ name: 'platform-catalog-health', version: '1.0.0' });
+  try {
+    await client.connect(transportFor(target, guarded.fetch), options);
+    const started = performance.now();
+    await client.ping(options);
+    return { status: 'healthy', latencyMs: Math.round(performance.now() - started), errorClass: null, signInRequired: false, message: null };
+  } catch (error) {
+    if (signal.aborted) return null;
+    const refused = refusedCredentials(error);
+    const errorClass = deadline.aborted ? 'timeout' : classify(error);
+    const message = refused ? `The MCP server refused the credentials (HTTP ${refused})` : `The MCP server could not be reached: ${errorClass}`;
+    return { status: 'unhealthy', latencyMs: null, errorClass, signInRequired: refused !== null, message };
+  } finally {
+    await client.close().catch(() => undefined);
+    await guarded.close().catch(() => undefined);
+  }
+}
+
+/**
+ * Checks one server and stores the outcome. A transition to unhealthy (from healthy or unknown) writes
+ * `server.unhealthy`, a return from unhealthy to healthy `server.healthy`, each in the transaction of the change;
+ * an unchanged status writes nothing.
+ */
+export async function checkServerHealth(deps: HealthDeps, server: McpServerRow, signal: AbortSignal): Promise<void> {
+  const outcome = await probeUpstream(
+    {
+      url: server.url,
+      transport: server.transport,
+      headers: upstreamHeadersOf(deps, server),
+      timeoutSeconds: server.timeout_seconds,
+      allowedNetworks: parseAllowedNetworks(deps.config.env.ALLOWED_INTERNAL_NETWORKS),
+    },
+    signal,
+  );
+  if (!outcome) return;
+  await deps.db.transaction(async (tx) => {
+    const health = await recordHealth(tx, server.id, outcome);
+    if (!health || health.previousStatus === health.status) return;
+    if (health.status === 'unhealthy') await writeHealthEvent(tx, 'server.unhealthy', server.id, health, outcome.errorClass);
+    else if (health.previousStatus === 'unhealthy') await writeHealthEvent(tx, 'server.healthy', server.id, health, null);
+  });
+  if (outcome.status === 'unhealthy') deps.logger.debug({ serverId: server.id, errorClass: outcome.errorClass }, 'MCP server health check failed');
+}

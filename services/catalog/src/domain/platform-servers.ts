@@ -1,0 +1,146 @@
+import type {
+  AdminUpdateMcpServerRequest,
+  ListAllMcpServersRequest,
+  ListMcpServersResponse,
+  McpServer,
+} from '@platform/proto/gen/platform/catalog/v1/catalog';
+import { announceCatalogChange, AppError, auditContext, parseAllowedNetworks, writeAuditEvent } from '@platform/runtime';
+import { SCHEMA, type CatalogDeps } from '../deps';
+import { toMcpServer, type McpServerRow } from '../store/mcp-servers-mappers';
+import {
+  findMcpServerById,
+  listAllMcpServerRows,
+  presentToolsOf,
+  replaceVisibleTeams,
+  updateAdminServerRow,
+  visibleTeamIdsOf,
+  type AdminServerFields,
+} from '../store/platform-servers-store';
+import { UUID } from './gateway-rules';
+import { assertMcpServerUrlAllowed } from './mcp-servers-rules';
+import { pageLimit } from './paging';
+import { assertTeamServerStaysPrivate, isTeamServer, validAdminChange, type AdminChange } from './platform-server-rules';
+import { decodeSlugIdCursor, encodeSlugIdCursor } from './slug-id-cursor';
+import { resolveTeamRefs } from './team-refs';
+
+const NOT_FOUND = () => AppError.notFound('MCP server');
+const STALE = () => new AppError('precondition_failed', 'The MCP server has changed since it was read');
+
+/** The admin view (§2.4) of servers: each with the teams it is offered to and its present tools, in two queries. */
+async function adminViews(deps: CatalogDeps, rows: readonly McpServerRow[]): Promise<McpServer[]> {
+  const platformIds = rows.filter((row) => !isTeamServer(row.team_id)).map((row) => row.id);
+  const ids = rows.map((row) => row.id);
+  const [visible, tools] = await Promise.all([visibleTeamIdsOf(deps.db, platformIds), presentToolsOf(deps.db, ids)]);
+  return rows.map((row) => {
+    const server = toMcpServer(row);
+    return {
+      ...server,
+      visibleTeamIds: isTeamServer(row.team_id) ? server.visibleTeamIds : (visible.get(row.id) ?? []),
+      tools: (tools.get(row.id) ?? []).map(({ name, title, description }) => ({ name, title, description })),
+    };
+  });
+}
+
+/** Every team's servers (optionally one team's, or one server) by slug then id, keyset-paged. */
+export async function listAllMcpServers(deps: CatalogDeps, request: ListAllMcpServersRequest): Promise<ListMcpServersResponse> {
+  const limit = pageLimit(request.page);
+  const after = request.page?.cursor ? decodeSlugIdCursor(request.page.cursor) : null;
+  const teamId = request.teamId || null;
+  const serverId = request.serverId || null;
+  // An id that cannot exist matches nothing (the edge answers 404 for a single server).
+  if ((teamId && !UUID.test(teamId)) || (serverId && !UUID.test(serverId))) return { servers: [], page: { nextCursor: '' } };
+  const rows = await listAllMcpServerRows(deps.db, { teamId, serverId }, after, limit);
+  const kept = rows.slice(0, limit);
+  const last = kept[kept.length - 1];
+  const nextCursor = rows.length > limit && last ? encodeSlugIdCursor(last) : '';
+  return { servers: await adminViews(deps, kept), page: { nextCursor } };
+}
+
+/** What an audit entry records of a server in the admin view: never a header value, only whether headers exist. */
+function auditView(row: McpServerRow, visibleTeamIds: readonly string[]): Record<string, unknown> {
+  return {
+    name: row.name,
+    description: row.description,
+    url: row.url,
+    accessMode: row.access_mode,
+    visibility: row.visibility,
+    personal: row.personal,
+    visibleTeamIds,
+    enabled: row.enabled,
+    hasHeaders: row.headers_sealed !== null || row.auth_value_sealed !== null,
+  };
+}
+
+/** The names of the fields a change really altered (headers: whenever they are replaced or removed). */
+function changedFields(before: Record<string, unknown>, after: Record<string, unknown>, headersReplaced: boolean): string[] {
+  const changed = Object.keys(before).filter((key) => key !== 'hasHeaders' && JSON.stringify(before[key]) !== JSON.stringify(after[key]));
+  return headersReplaced ? [...changed, 'headers'] : changed;
+}
+
+function sealedHeaders(deps: CatalogDeps, serverId: string, headers: Record<string, string> | null): Pick<AdminServerFields, 'headersSealed'> {
+  if (headers === null) return {};
+  // Sealed as one JSON object bound to the row id, as upstreamHeadersOf reads it; an empty map removes them.
+  return { headersSealed: Object.keys(headers).length === 0 ? null : deps.secrets.secretBox.encrypt(JSON.stringify(headers), serverId) };
+}
+
+function mergedFields(current: McpServerRow, change: AdminChange): Omit<AdminServerFields, 'headersSealed'> {
+  return {
+    name: change.name ?? current.name,
+    description: change.description ?? current.description,
+    url: change.url ?? current.url,
+    accessMode: change.accessMode ?? current.access_mode,
+    visibility: change.visibility ?? current.visibility,
+    personal: change.personal ?? current.personal,
+    enabled: change.enabled ?? current.enabled,
+  };
+}
+
+/**
+ * Op 16: a platform admin changes any server at the expected revision (412 when stale). A team's own server stays
+ * proxy-only and visible to its team only (400 `team_mcp_visibility`); a new URL passes the address guard (422).
+ * Headers replace all (and the single credential header); an empty map removes them. Audited
+ * `mcp_server.admin_update` on the server's team with the names of the changed fields, never a header value.
+ */
+export async function adminUpdateMcpServer(deps: CatalogDeps, request: AdminUpdateMcpServerRequest): Promise<McpServer> {
+  if (!UUID.test(request.serverId)) throw NOT_FOUND();
+  const serverId = request.serverId.toLowerCase();
+  const change = validAdminChange(request);
+  const current = await findMcpServerById(deps.db, serverId);
+  if (!current) throw NOT_FOUND();
+  const teamIds = change.teamRefs === null ? null : await resolveTeamRefs(deps, change.teamRefs);
+  assertTeamServerStaysPrivate(current.team_id, change, teamIds);
+  if (change.url !== undefined) await assertMcpServerUrlAllowed(change.url, parseAllowedNetworks(deps.config.env.ALLOWED_INTERNAL_NETWORKS));
+
+  const updated = await deps.db.transaction(async (tx) => {
+    const locked = await findMcpServerById(tx, serverId, true);
+    if (!locked) throw NOT_FOUND();
+    if (String(locked.revision) !== String(request.expectedRevision)) throw STALE();
+    const teamServer = isTeamServer(locked.team_id);
+    const visibleBefore = teamServer ? [locked.team_id] : (await visibleTeamIdsOf(tx, [serverId])).get(serverId) ?? [];
+    const row = await updateAdminServerRow(tx, serverId, String(request.expectedRevision), {
+      ...mergedFields(locked, change),
+      ...sealedHeaders(deps, serverId, change.headers),
+    });
+    if (!row) throw STALE();
+    // A team's own server keeps an empty list: it is offered to its team by ownership.
+    const visibleAfter = teamIds === null || teamServer ? visibleBefore : [...new Set(teamIds)].sort();
+    if (teamIds !== null && !teamServer) await replaceVisibleTeams(tx, serverId, visibleAfter);
+    const before = auditView(locked, visibleBefore);
+    const after = auditView(row, visibleAfter);
+    const headersReplaced = change.headers !== null && (Object.keys(change.headers).length > 0 || before.hasHeaders === true);
+    await writeAuditEvent(tx, SCHEMA, {
+      ...auditContext(request.context),
+      teamId: row.team_id,
+      action: 'mcp_server.admin_update',
+      target: { type: 'mcp_server', id: row.id, label: row.slug },
+      before,
+      after,
+      metadata: { changed: changedFields(before, after, headersReplaced) },
+    });
+    return row;
+  });
+  // What gateways expose may change (visibility, url, headers, enabled): edges drop what they resolved.
+  await announceCatalogChange(deps.cache);
+  const [view] = await adminViews(deps, [updated]);
+  return view!;
+}

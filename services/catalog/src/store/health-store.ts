@@ -1,0 +1,78 @@
+import type { Queryable } from '@platform/runtime';
+import { MCP_SERVER_COLUMNS } from './mcp-servers-store';
+import type { McpServerRow } from './mcp-servers-mappers';
+
+export type HealthStatus = 'unknown' | 'healthy' | 'unhealthy';
+
+/** What one health check found; the message is the platform's own text. */
+export interface HealthOutcome {
+  status: 'healthy' | 'unhealthy';
+  latencyMs: number | null;
+  errorClass: string | null;
+  signInRequired: boolean;
+  message: string | null;
+}
+
+/** The stored health after a check, with the status it had before (to tell a transition). */
+export interface RecordedHealth {
+  previousStatus: HealthStatus;
+  status: HealthStatus;
+  statusSince: Date;
+  teamId: string;
+  slug: string;
+  name: string;
+}
+
+/**
+ * Claims up to `limit` enabled servers whose health check is due and moves their next check one interval forward,
+ * in one statement: rows another replica is claiming are skipped (SKIP LOCKED), and a claimed row is not due any
+ * more once this commits, so no two checkers take the same server in one round.
+ */
+export async function claimDueHealthChecks(db: Queryable, limit: number, intervalSeconds: number): Promise<McpServerRow[]> {
+  const { rows } = await db.query<McpServerRow>(
+    `WITH due AS (
+       SELECT id FROM catalog.mcp_servers
+        WHERE enabled AND next_health_check_at <= now()
+        ORDER BY next_health_check_at
+        LIMIT $1
+        FOR UPDATE SKIP LOCKED
+     )
+     UPDATE catalog.mcp_servers SET next_health_check_at = now() + make_interval(secs => $2)
+      WHERE id IN (SELECT id FROM due)
+      RETURNING ${MCP_SERVER_COLUMNS}`,
+    [limit, intervalSeconds],
+  );
+  return rows;
+}
+
+/**
+ * Stores a check's outcome on the server; `health_status_since` moves only when the status changes. Null when the
+ * server is gone. Run it in the transaction that writes the transition's event.
+ */
+export async function recordHealth(db: Queryable, serverId: string, outcome: HealthOutcome): Promise<RecordedHealth | null> {
+  const { rows } = await db.query<{ previous_status: HealthStatus; health_status: HealthStatus; health_status_since: Date; team_id: string; slug: string; name: string }>(
+    `WITH old AS (SELECT id, health_status FROM catalog.mcp_servers WHERE id = $1 FOR UPDATE)
+     UPDATE catalog.mcp_servers s
+        SET health_status = $2,
+            health_status_since = CASE WHEN old.health_status = $2 AND s.health_status_since IS NOT NULL THEN s.health_status_since ELSE now() END,
+            health_checked_at = now(),
+            health_latency_ms = $3,
+            health_error_class = $4,
+            health_sign_in_required = $5,
+            health_message = $6
+       FROM old
+      WHERE s.id = old.id
+      RETURNING old.health_status AS previous_status, s.health_status, s.health_status_since, s.team_id, s.slug, s.name`,
+    [serverId, outcome.status, outcome.latencyMs, outcome.errorClass, outcome.signInRequired, outcome.message],
+  );
+  const row = rows[0];
+  if (!row) return null;
+  return {
+    previousStatus: row.previous_status,
+    status: row.health_status,
+    statusSince: row.health_status_since,
+    teamId: row.team_id,
+    slug: row.slug,
+    name: row.name,
+  };
+}

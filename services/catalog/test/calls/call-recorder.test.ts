@@ -1,0 +1,162 @@
+import { randomUUID } from 'node:crypto';
+import { createCallRecorder, type McpCallEventData } from '@platform/gateway';
+import { callRecordsDropped, parseDomainEvent, type EventBus, type ReceivedMessage } from '@platform/runtime';
+import { eventually, memoryLogger } from '@platform/test';
+import { callEvent, collectCalls, isolatedBus, switchableBus } from './fixtures';
+
+const CAP = 16 * 1024;
+// Long enough that a test only sees a batch go out because it filled up or was flushed, never because time passed.
+const NEVER = 3_600_000;
+
+async function dropped(reason: string): Promise<number> {
+  return (await callRecordsDropped.get()).values.find((value) => value.labels.reason === reason)?.value ?? 0;
+}
+
+const dataOf = (message: ReceivedMessage) => parseDomainEvent(message.value)!.data as McpCallEventData;
+
+/** The edge's call recorder (gateway/src/mcp/call-recorder.ts) on the real bus: batching, bounds, failures, payload caps. */
+describe('call recorder', () => {
+  const log = memoryLogger('call-recorder');
+  let bus: EventBus;
+  let received: Awaited<ReturnType<typeof collectCalls>>;
+
+  beforeAll(async () => {
+    bus = isolatedBus(log.logger);
+    received = await collectCalls(bus);
+  }, 120_000);
+  afterAll(async () => {
+    await received?.close();
+    await bus?.close();
+  });
+
+  /** The messages received so far for one team. */
+  const messagesOf = (teamId: string) => received.messages.filter((message) => message.key === teamId);
+
+  it('publishes a full batch at once as mcp.call envelopes keyed by team, and the rest on flush', async () => {
+    const teamId = randomUUID();
+    const recorder = createCallRecorder({ bus, logger: log.logger, batchSize: 3, lingerMs: NEVER });
+    const calls = [1, 2, 3, 4].map((n) => callEvent(teamId, { exposedName: `tool-${n}` }));
+    for (const call of calls.slice(0, 3)) recorder.record(call);
+
+    const firstBatch = await eventually(() => messagesOf(teamId), (messages) => messages.length === 3);
+    recorder.record(calls[3]!);
+    await recorder.flush();
+    const all = await eventually(() => messagesOf(teamId), (messages) => messages.length === 4);
+
+    expect(firstBatch.map((m) => dataOf(m).exposedName)).toEqual(['tool-1', 'tool-2', 'tool-3']);
+    expect(all.map((m) => dataOf(m).exposedName)).toEqual(['tool-1', 'tool-2', 'tool-3', 'tool-4']);
+    const event = parseDomainEvent(all[0]!.value)!;
+    expect(event).toMatchObject({ type: 'mcp.call', source: 'gateway' });
+    expect(event.id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(all[0]!.headers['event-id']).toBe(event.id);
+    expect(all[0]!.headers['event-type']).toBe('mcp.call');
+    expect(event.data).toEqual(calls[0]);
+    expect(new Set(all.map((m) => parseDomainEvent(m.value)!.id)).size).toBe(4);
+  });
+
+  it('publishes a lone record after the linger time without a flush', async () => {
+    const teamId = randomUUID();
+    const recorder = createCallRecorder({ bus, logger: log.logger, batchSize: 200, lingerMs: 20 });
+    recorder.record(callEvent(teamId));
+    await eventually(() => messagesOf(teamId), (messages) => messages.length === 1);
+  });
+
+  it('never throws into the caller while publishing throws, and delivers everything once the bus is back', async () => {
+    const teamId = randomUUID();
+    const failing = switchableBus(bus);
+    failing.down = true;
+    const recorder = createCallRecorder({ bus: failing.bus, logger: log.logger, batchSize: 2, lingerMs: 5, retry: { initialMs: 5, maxMs: 50 } });
+
+    for (let n = 1; n <= 5; n += 1) expect(() => recorder.record(callEvent(teamId, { exposedName: `tool-${n}` }))).not.toThrow();
+    // Several attempts failed (the back-off retries on its own) and nothing got through.
+    await eventually(() => failing.attempts, (attempts) => attempts >= 3);
+    expect(messagesOf(teamId)).toEqual([]);
+    expect(log.lines.some((line) => line.msg === 'publishing MCP call records failed; will retry')).toBe(true);
+
+    failing.down = false;
+    const delivered = await eventually(() => messagesOf(teamId), (messages) => messages.length === 5);
+    expect(delivered.map((m) => dataOf(m).exposedName)).toEqual(['tool-1', 'tool-2', 'tool-3', 'tool-4', 'tool-5']);
+  });
+
+  it('keeps the newest records beyond its bound, counting and warning about the dropped ones', async () => {
+    const teamId = randomUUID();
+    const failing = switchableBus(bus);
+    failing.down = true;
+    const before = await dropped('buffer_full');
+    const warningsBefore = log.lines.filter((line) => line.msg === 'MCP call records dropped').length;
+    const recorder = createCallRecorder({
+      bus: failing.bus,
+      logger: log.logger,
+      maxBuffered: 4,
+      lingerMs: NEVER,
+      retry: { initialMs: NEVER, maxMs: NEVER },
+      dropWarningEveryMs: NEVER,
+    });
+
+    for (let n = 1; n <= 10; n += 1) recorder.record(callEvent(teamId, { exposedName: `tool-${n}` }));
+    expect(await dropped('buffer_full')).toBe(before + 6);
+    // One warning however many drops follow it within the warning interval.
+    expect(log.lines.filter((line) => line.msg === 'MCP call records dropped').length).toBe(warningsBefore + 1);
+
+    failing.down = false;
+    await recorder.flush();
+    const delivered = await eventually(() => messagesOf(teamId), (messages) => messages.length === 4);
+    expect(delivered.map((m) => dataOf(m).exposedName)).toEqual(['tool-7', 'tool-8', 'tool-9', 'tool-10']);
+  });
+
+  it('gives up on flush when the bus stays down past the deadline, counting the loss, without throwing', async () => {
+    const teamId = randomUUID();
+    const failing = switchableBus(bus);
+    failing.down = true;
+    const before = await dropped('shutdown');
+    const recorder = createCallRecorder({ bus: failing.bus, logger: log.logger, lingerMs: NEVER, flushTimeoutMs: 100, retry: { initialMs: 10, maxMs: 20 } });
+    recorder.record(callEvent(teamId));
+    recorder.record(callEvent(teamId));
+
+    await expect(recorder.flush()).resolves.toBeUndefined();
+    expect(await dropped('shutdown')).toBe(before + 2);
+    expect(log.lines.some((line) => line.msg === 'MCP call records could not be published before shutdown' && line.lost === 2)).toBe(true);
+
+    // The recorder still works afterwards.
+    failing.down = false;
+    recorder.record(callEvent(teamId, { exposedName: 'after' }));
+    await recorder.flush();
+    const delivered = await eventually(() => messagesOf(teamId), (messages) => messages.length === 1);
+    expect(dataOf(delivered[0]!).exposedName).toBe('after');
+  });
+
+  it('caps each captured payload at 16 KiB of UTF-8 without splitting a character, and marks it truncated', async () => {
+    const teamId = randomUUID();
+    const recorder = createCallRecorder({ bus, logger: log.logger, lingerMs: NEVER });
+    // 'é' is 2 bytes: 10,000 of them (20,000 bytes) are cut to 8,192 whole characters.
+    const request = 'é'.repeat(10_000);
+    const response = '{"result":"fine"}';
+    recorder.record(callEvent(teamId, { exposedName: 'big', payloads: { request, response } }));
+    recorder.record(callEvent(teamId, { exposedName: 'cut-upstream', payloads: { request: 'x', response: 'y', responseTruncated: true } }));
+    recorder.record(callEvent(teamId, { exposedName: 'uncaptured' }));
+    await recorder.flush();
+
+    const delivered = await eventually(() => messagesOf(teamId), (messages) => messages.length === 3);
+    const byName = new Map(delivered.map((m) => [dataOf(m).exposedName, dataOf(m)]));
+    const big = byName.get('big')!.payloads!;
+    expect(Buffer.byteLength(big.request, 'utf8')).toBe(CAP);
+    expect(big.request).toBe('é'.repeat(CAP / 2));
+    expect(big).toMatchObject({ response, requestTruncated: true, responseTruncated: false });
+    expect(byName.get('cut-upstream')!.payloads).toEqual({ request: 'x', response: 'y', requestTruncated: false, responseTruncated: true });
+    expect(byName.get('uncaptured')).not.toHaveProperty('payloads');
+  });
+
+  it('drops what it cannot serialise and keeps publishing the rest', async () => {
+    const teamId = randomUUID();
+    const before = await dropped('invalid');
+    const recorder = createCallRecorder({ bus, logger: log.logger, lingerMs: NEVER });
+    // A BigInt cannot be written as JSON: a broken record from the data plane must not block the ones after it.
+    recorder.record(callEvent(teamId, { exposedName: 'broken', latencyMs: 1n as unknown as number }));
+    recorder.record(callEvent(teamId, { exposedName: 'fine' }));
+    await recorder.flush();
+
+    const delivered = await eventually(() => messagesOf(teamId), (messages) => messages.length === 1);
+    expect(dataOf(delivered[0]!).exposedName).toBe('fine');
+    expect(await dropped('invalid')).toBe(before + 1);
+  });
+});

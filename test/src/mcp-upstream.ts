@@ -1,0 +1,169 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { McpServer, ResourceTemplate, type RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { ElicitResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+
+/**
+ * An upstream MCP server for tests and benchmarks, built with the official SDK's `McpServer` and its Streamable
+ * HTTP transport, with sessions (one McpServer per session, as the SDK intends). Its tools exercise what a gateway
+ * must relay: plain calls, progress, logging, elicitation, tool errors, slowness; a resource, a resource template
+ * and a prompt; and definitions that change (rug pulls) with a list-changed notification.
+ */
+export interface McpUpstream {
+  /** `http://127.0.0.1:{port}/mcp` */
+  url: string;
+  /** Headers of every request received, in order (lower-case names). */
+  requests: { method: string; headers: Record<string, string | undefined> }[];
+  /** Sessions opened and ended (DELETE) by clients. */
+  sessionsOpened: number;
+  sessionsEnded: number;
+  /** Changes `echo`'s description in every session and notifies clients (the upstream "rug pull"). */
+  redefineEcho(description: string): void;
+  /** Forgets every session, as a restarted upstream would: clients get 404 and must initialize again. */
+  forgetSessions(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface McpUpstreamOptions {
+  /** Distinguishes two upstreams: tool texts, resource URIs and the template scheme carry it. */
+  name: string;
+  /** Answer requests with JSON instead of SSE where the SDK allows it. */
+  jsonResponses?: boolean;
+}
+
+interface Session {
+  server: McpServer;
+  transport: StreamableHTTPServerTransport;
+  echo: RegisteredTool;
+}
+
+function buildServer(name: string, echoDescription: () => string): { server: McpServer; echo: RegisteredTool } {
+  const server = new McpServer({ name: `upstream-${name}`, version: '1.0.0' }, { capabilities: { logging: {} } });
+  const echo = server.registerTool(
+    'echo',
+    { title: 'Echo', description: echoDescription(), inputSchema: { text: z.string() }, annotations: { readOnlyHint: true } },
+    ({ text }) => ({ content: [{ type: 'text', text: `${name}: ${text}` }] }),
+  );
+  server.registerTool('slow', { description: 'Waits, reporting progress', inputSchema: { steps: z.number().int().min(1).max(50), stepMs: z.number().int().min(0).max(60_000) } }, async ({ steps, stepMs }, extra) => {
+    const token = extra._meta?.progressToken;
+    for (let step = 1; step <= steps; step++) {
+      await new Promise((resolve) => setTimeout(resolve, stepMs));
+      if (extra.signal.aborted) throw new Error('cancelled');
+      if (token !== undefined) await extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: step, total: steps } });
+    }
+    return { content: [{ type: 'text', text: `${name}: done after ${steps} steps` }] };
+  });
+  server.registerTool('log', { description: 'Logs a message to the client', inputSchema: { message: z.string() } }, async ({ message }, extra) => {
+    // Once on the request's own stream (dropped by an upstream answering in JSON), once on the session's GET stream.
+    await extra.sendNotification({ method: 'notifications/message', params: { level: 'info', logger: name, data: message } });
+    await server.sendLoggingMessage({ level: 'info', logger: name, data: `${message} (standalone)` }, extra.sessionId);
+    return { content: [{ type: 'text', text: 'logged' }] };
+  });
+  server.registerTool(
+    'ask',
+    { description: 'Asks the user a question (elicitation)', inputSchema: { question: z.string(), standalone: z.boolean().optional() } },
+    async ({ question, standalone }, extra) => {
+    const params = { message: question, requestedSchema: { type: 'object' as const, properties: { answer: { type: 'string' as const } }, required: ['answer'] } };
+    // On the call's own stream (related to the request), or on the session's GET stream (standalone).
+    const answer = standalone
+      ? await server.server.elicitInput(params)
+      : await extra.sendRequest({ method: 'elicitation/create', params: { mode: 'form', ...params } }, ElicitResultSchema);
+    const content = answer.action === 'accept' ? `${name}: the user said ${String(answer.content?.answer)}` : `${name}: the user chose ${answer.action}`;
+    return { content: [{ type: 'text', text: content }] };
+    },
+  );
+  server.registerTool('fail', { description: 'Always fails' }, () => ({ isError: true, content: [{ type: 'text', text: `${name}: failed on purpose` }] }));
+  server.registerTool('whoami', { description: 'Returns the Authorization header the upstream received' }, (extra) => ({
+    content: [{ type: 'text', text: String(extra.requestInfo?.headers.authorization ?? '') }],
+  }));
+  server.registerResource('readme', `file:///${name}/readme.md`, { title: `${name} readme`, mimeType: 'text/markdown' }, (uri) => ({
+    contents: [{ uri: uri.href, text: `# ${name} readme` }],
+  }));
+  server.registerResource(
+    'item',
+    new ResourceTemplate(`${name}://items/{id}`, { list: undefined, complete: { id: (value) => ['1', '2', '10'].filter((id) => id.startsWith(value)) } }),
+    { description: `An item of ${name}` },
+    (uri, { id }) => ({ contents: [{ uri: uri.href, text: `${name} item ${String(id)}` }] }),
+  );
+  server.registerPrompt('greet', { description: 'Greets someone', argsSchema: { who: z.string() } }, ({ who }) => ({
+    messages: [{ role: 'user', content: { type: 'text', text: `${name} greets ${who}` } }],
+  }));
+  return { server, echo };
+}
+
+async function bodyOf(request: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of request) chunks.push(chunk as Buffer);
+  return chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : undefined;
+}
+
+export async function startMcpUpstream(options: McpUpstreamOptions): Promise<McpUpstream> {
+  const sessions = new Map<string, Session>();
+  let echoDescription = `Echoes text back (${options.name})`;
+  const upstream: Omit<McpUpstream, 'url' | 'close'> = {
+    requests: [],
+    sessionsOpened: 0,
+    sessionsEnded: 0,
+    redefineEcho(description) {
+      echoDescription = description;
+      // `update` notifies each session's client with tools/list_changed.
+      for (const session of sessions.values()) session.echo.update({ description });
+    },
+    async forgetSessions() {
+      const all = [...sessions.values()];
+      sessions.clear();
+      await Promise.allSettled(all.map((session) => session.transport.close()));
+    },
+  };
+
+  const http: Server = createServer((request, response) => {
+    void (async () => {
+      upstream.requests.push({ method: request.method ?? '', headers: { ...request.headers } as Record<string, string | undefined> });
+      const sessionId = request.headers['mcp-session-id'];
+      const body = request.method === 'POST' ? await bodyOf(request) : undefined;
+      if (typeof sessionId === 'string') {
+        const session = sessions.get(sessionId);
+        if (!session) {
+          response.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null }));
+          return;
+        }
+        await session.transport.handleRequest(request, response, body);
+        return;
+      }
+      if (request.method !== 'POST') {
+        response.writeHead(400).end();
+        return;
+      }
+      const { server, echo } = buildServer(options.name, () => echoDescription);
+      const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        enableJsonResponse: options.jsonResponses ?? false,
+        onsessioninitialized: (id) => {
+          upstream.sessionsOpened++;
+          sessions.set(id, { server, transport, echo });
+        },
+        onsessionclosed: (id) => {
+          upstream.sessionsEnded++;
+          sessions.delete(id);
+        },
+      });
+      await server.connect(transport);
+      await transport.handleRequest(request, response, body);
+    })().catch(() => {
+      if (!response.headersSent) response.writeHead(500).end();
+    });
+  });
+  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+  const { port } = http.address() as AddressInfo;
+  return Object.assign(upstream, {
+    url: `http://127.0.0.1:${port}/mcp`,
+    async close() {
+      await upstream.forgetSessions();
+      http.closeAllConnections();
+      await new Promise<void>((resolve) => http.close(() => resolve()));
+    },
+  });
+}

@@ -167,3 +167,42 @@ export async function startMcpUpstream(options: McpUpstreamOptions): Promise<Mcp
     },
   });
 }
+
+/**
+ * A stateless MCP server on 127.0.0.1 (a new SDK McpServer and transport per POST, JSON answers), for tests that only
+ * need discovery: `build` makes the server from whatever the test holds now; `onRequest` sees each request first.
+ */
+export async function startStatelessMcpServer(
+  build: () => McpServer,
+  onRequest: (request: IncomingMessage) => void = () => undefined,
+): Promise<{ url: string; close(): Promise<void> }> {
+  const http: Server = createServer((request, response) => {
+    void (async () => {
+      onRequest(request);
+      if (request.method !== 'POST') {
+        response.writeHead(405).end();
+        return;
+      }
+      const server = build();
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+      response.on('close', () => {
+        void transport.close();
+        void server.close();
+      });
+      await server.connect(transport);
+      await transport.handleRequest(request, response, await bodyOf(request));
+    })().catch(() => {
+      if (!response.headersSent) response.writeHead(500).end();
+    });
+  });
+  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+  const { port } = http.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        http.closeAllConnections();
+        http.close(() => resolve());
+      }),
+  };
+}

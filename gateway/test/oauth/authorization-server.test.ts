@@ -404,14 +404,17 @@ describe('/mcp/{slug} resource-server check', () => {
     expect(response.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${metadata('g1')}"`);
   });
 
+  const PING = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' });
+
   it('401 invalid_token for an unknown token, and for a token of another gateway', async () => {
     const unknown = await fetch(platform.url('/mcp/g1'), { method: 'POST', headers: { authorization: 'Bearer svcat_unknown' } });
     expect(unknown.status).toBe(401);
     expect(unknown.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${metadata('g1')}", error="invalid_token"`);
     const tokens = await connect('g1');
-    const accepted = await fetch(platform.url('/mcp/g1'), { method: 'POST', headers: { authorization: `Bearer ${tokens.access_token}` } });
-    expect(accepted.status).toBe(501);
-    expect((await json(accepted)).jsonrpc).toBe('2.0');
+    // Past the check the data plane answers: a ping without a session is its 400, not the check's 401/404.
+    const accepted = await fetch(platform.url('/mcp/g1'), { method: 'POST', headers: { authorization: `Bearer ${tokens.access_token}`, 'content-type': 'application/json' }, body: PING });
+    expect(accepted.status).toBe(400);
+    expect(await json(accepted)).toMatchObject({ jsonrpc: '2.0', error: { message: expect.stringMatching(/Mcp-Session-Id/) } });
     const elsewhere = await fetch(platform.url('/mcp/g2'), { method: 'POST', headers: { authorization: `Bearer ${tokens.access_token}` } });
     expect(elsewhere.status).toBe(401);
     expect(elsewhere.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${metadata('g2')}", error="invalid_token"`);
@@ -443,7 +446,7 @@ describe('/mcp/{slug} resource-server check', () => {
 
   it('404 once the person is removed from the gateway team', async () => {
     const tokens = await connect('g1');
-    expect((await fetch(platform.url('/mcp/g1'), { method: 'POST', headers: { authorization: `Bearer ${tokens.access_token}` } })).status).toBe(501);
+    expect((await fetch(platform.url('/mcp/g1'), { method: 'POST', headers: { authorization: `Bearer ${tokens.access_token}`, 'content-type': 'application/json' }, body: PING })).status).toBe(400);
     expect((await admin.delete(`/v1/teams/${TEAM}/members/${alice.id}`)).status).toBe(204);
     const removed = await fetch(platform.url('/mcp/g1'), { method: 'POST', headers: { authorization: `Bearer ${tokens.access_token}` } });
     expect(removed.status).toBe(404);

@@ -385,7 +385,7 @@ export interface Capability {
   approvedAt?:
     | string
     | undefined;
-  /** Empty until approvals record who approved. */
+  /** Who approved (their display name at the time); empty while unapproved. */
   approvedByName: string;
   firstSeenAt?: string | undefined;
   lastSeenAt?:
@@ -7245,7 +7245,7 @@ export const CatalogServiceService = {
     responseSerialize: (value: GatewayRuntime): Buffer => Buffer.from(GatewayRuntime.encode(value).finish()),
     responseDeserialize: (value: Buffer): GatewayRuntime => GatewayRuntime.decode(value),
   },
-  /** MCP servers: a team's registered upstream servers (records only; discovery and publishing come later). */
+  /** MCP servers: a team's registered upstream servers. */
   createMcpServer: {
     path: "/platform.catalog.v1.CatalogService/CreateMcpServer" as const,
     requestStream: false as const,
@@ -7426,7 +7426,7 @@ export interface CatalogServiceServer extends UntypedServiceImplementation {
    * edge only; never presented.
    */
   resolveGateway: handleUnaryCall<ResolveGatewayRequest, GatewayRuntime>;
-  /** MCP servers: a team's registered upstream servers (records only; discovery and publishing come later). */
+  /** MCP servers: a team's registered upstream servers. */
   createMcpServer: handleUnaryCall<CreateMcpServerRequest, McpServer>;
   listMcpServers: handleUnaryCall<ListMcpServersRequest, ListMcpServersResponse>;
   getMcpServer: handleUnaryCall<GetMcpServerRequest, McpServer>;
@@ -7582,7 +7582,7 @@ export interface CatalogServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: GatewayRuntime) => void,
   ): ClientUnaryCall;
-  /** MCP servers: a team's registered upstream servers (records only; discovery and publishing come later). */
+  /** MCP servers: a team's registered upstream servers. */
   createMcpServer(
     request: CreateMcpServerRequest,
     callback: (error: ServiceError | null, response: McpServer) => void,

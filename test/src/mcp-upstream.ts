@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { McpServer, ResourceTemplate, type RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { ElicitResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { ElicitResultSchema, ListRootsResultSchema, SubscribeRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 
 /**
@@ -79,6 +79,18 @@ function buildServer(name: string, echoDescription: () => string): { server: Mcp
   server.registerTool('whoami', { description: 'Returns the Authorization header the upstream received' }, (extra) => ({
     content: [{ type: 'text', text: String(extra.requestInfo?.headers.authorization ?? '') }],
   }));
+  server.registerTool('roots', { description: 'Lists the client\'s roots' }, async (extra) => {
+    const answer = await extra.sendRequest({ method: 'roots/list' }, ListRootsResultSchema);
+    return { content: [{ type: 'text', text: answer.roots.map((root) => root.uri).join(',') }] };
+  });
+  // Registered so that discovery lists it; the HTTP layer below answers its calls with malformed JSON.
+  server.registerTool('garbage', { description: 'Answers with a malformed message' }, () => ({ content: [] }));
+  // Subscriptions: acknowledged, then an update on the session's GET stream.
+  server.server.registerCapabilities({ resources: { subscribe: true } });
+  server.server.setRequestHandler(SubscribeRequestSchema, (request) => {
+    setTimeout(() => void server.server.sendResourceUpdated({ uri: request.params.uri }).catch(() => undefined), 20);
+    return {};
+  });
   server.registerResource('readme', `file:///${name}/readme.md`, { title: `${name} readme`, mimeType: 'text/markdown' }, (uri) => ({
     contents: [{ uri: uri.href, text: `# ${name} readme` }],
   }));
@@ -124,6 +136,11 @@ export async function startMcpUpstream(options: McpUpstreamOptions): Promise<Mcp
       upstream.requests.push({ method: request.method ?? '', headers: { ...request.headers } as Record<string, string | undefined> });
       const sessionId = request.headers['mcp-session-id'];
       const body = request.method === 'POST' ? await bodyOf(request) : undefined;
+      const call = body as { method?: string; params?: { name?: string } } | undefined;
+      if (call?.method === 'tools/call' && call.params?.name === 'garbage') {
+        response.writeHead(200, { 'content-type': 'application/json' }).end('{"jsonrpc": "2.0", "result": {oops');
+        return;
+      }
       if (typeof sessionId === 'string') {
         const session = sessions.get(sessionId);
         if (!session) {

@@ -1,5 +1,12 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { ElicitRequestSchema, LoggingMessageNotificationSchema, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  ElicitRequestSchema,
+  ListRootsRequestSchema,
+  LoggingMessageNotificationSchema,
+  McpError,
+  ResourceUpdatedNotificationSchema,
+  ToolListChangedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import {
   adminClient,
   connectMcpClient,
@@ -116,6 +123,19 @@ describe('MCP gateway data plane', () => {
     expect(questions).toEqual(['Proceed?', 'Really?']);
   });
 
+  it('relays subscriptions and their updates, and roots requests to the client', async () => {
+    const client = await connect({ capabilities: { roots: {} } });
+    client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: [{ uri: 'file:///workspace', name: 'Workspace' }] }));
+    expect(textOf(await client.callTool({ name: 'alpha__roots', arguments: {} }))).toBe('file:///workspace');
+    const updated: string[] = [];
+    client.setNotificationHandler(ResourceUpdatedNotificationSchema, (notification) => {
+      updated.push(notification.params.uri);
+    });
+    await client.subscribeResource({ uri: 'file:///alpha/readme.md' });
+    await expectEventually(() => expect(updated).toEqual(['file:///alpha/readme.md']));
+    await expect(client.subscribeResource({ uri: 'file:///gamma/readme.md' })).rejects.toMatchObject({ code: -32602 });
+  });
+
   it('sends the server its static credential or a verifiable identity token, never the client token', async () => {
     const client = await connect();
     expect(textOf(await client.callTool({ name: 'beta__whoami', arguments: {} }))).toBe('Bearer beta-static-credential');
@@ -128,6 +148,21 @@ describe('MCP gateway data plane', () => {
     expect(payload.email).toBe(user.person.email);
     const sent = [...alpha.requests, ...beta.requests].map((request) => JSON.stringify(request.headers));
     expect(sent.some((headers) => headers.includes(token))).toBe(false);
+
+    // alpha captures payloads: its call record keeps them; beta's does not.
+    const owner = user.person.client;
+    const calls = async () => (await owner.get(`/v1/teams/${teamSlug}/calls?pageSize=100`)).body.data as { id: string; exposedName: string; captured: boolean }[];
+    let alphaCall: { id: string; captured: boolean } | undefined;
+    await expectEventually(async () => {
+      alphaCall = (await calls()).find((call) => call.exposedName === 'alpha__whoami');
+      expect(alphaCall).toBeDefined();
+    });
+    expect(alphaCall!.captured).toBe(true);
+    const detail = (await owner.get(`/v1/teams/${teamSlug}/calls/${alphaCall!.id}`)).body.data;
+    expect(detail.payloads.request).toContain('"name":"alpha__whoami"');
+    expect(detail.payloads.response).toContain('Bearer ey');
+    const betaCall = (await calls()).find((call) => call.exposedName === 'beta__whoami')!;
+    expect(betaCall.captured).toBe(false);
   });
 
   it('refuses unknown tools and names with a clear JSON-RPC error, and unknown methods', async () => {
@@ -231,6 +266,8 @@ describe('MCP gateway data plane', () => {
     await setGatewayServers(owner, teamSlug, gatewaySlug, [{ serverId: alphaId }, { serverId: betaId }, { serverId: downId, prefix: 'down' }]);
     const withDown = await connect();
     await down.close();
+    const garbled = await withDown.callTool({ name: 'beta__garbage', arguments: {} }).catch((error: unknown) => error);
+    expect(garbled).toMatchObject({ code: -32011, message: expect.stringMatching(/beta.*malformed/) });
     const refused = await withDown.callTool({ name: 'down__echo', arguments: { text: 'x' } }).catch((error: unknown) => error);
     expect(refused).toMatchObject({ code: -32010, message: expect.stringMatching(/refused the connection|unreachable/) });
     // The gateway is still fine.
@@ -243,6 +280,7 @@ describe('MCP gateway data plane', () => {
           expect.objectContaining({ method: 'tools/call', exposedName: 'beta__slow', outcome: 'timeout', errorClass: 'timeout' }),
           expect.objectContaining({ method: 'tools/call', exposedName: 'down__echo', outcome: 'upstream_unavailable', errorClass: 'connection_refused' }),
           expect.objectContaining({ method: 'tools/call', exposedName: 'beta__echo', outcome: 'ok' }),
+          expect.objectContaining({ method: 'tools/call', exposedName: 'beta__garbage', outcome: 'error', errorClass: 'protocol_error' }),
         ]),
       );
     }, 30_000);

@@ -199,6 +199,20 @@ describe('MCP gateway data plane', () => {
     });
   });
 
+  it('drops a server from the gateway as soon as it is disabled (the catalog signal, not the 30 s expiry)', async () => {
+    const client = await connect();
+    const owner = user.person.client;
+    const toggle = async (enabled: boolean) => {
+      const current = await owner.get(`/v1/teams/${teamSlug}/mcp-servers/${betaId}`);
+      expect((await owner.patch(`/v1/teams/${teamSlug}/mcp-servers/${betaId}`, { enabled }, { 'if-match': `"${current.body.data.revision}"` })).status).toBe(200);
+    };
+    await toggle(false);
+    await expectEventually(async () => expect((await client.listTools()).tools.some((tool) => tool.name.startsWith('beta__'))).toBe(false), 5_000);
+    await expect(client.callTool({ name: 'beta__echo', arguments: { text: 'x' } })).rejects.toMatchObject({ code: -32602 });
+    await toggle(true);
+    await expectEventually(async () => expect(textOf(await client.callTool({ name: 'beta__echo', arguments: { text: 'back' } }))).toBe('beta: back'), 5_000);
+  });
+
   it('keeps a session working when an upstream forgets it, and ends it on DELETE', async () => {
     const { client, transport } = await connectMcpClient(platform, gatewaySlug, token);
     expect(textOf(await client.callTool({ name: 'beta__echo', arguments: { text: 'one' } }))).toBe('beta: one');

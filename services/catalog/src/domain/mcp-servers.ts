@@ -10,7 +10,7 @@ import type {
   UpdateMcpServerRequest,
 } from '@platform/proto/gen/platform/catalog/v1/catalog';
 import type { RequestContext } from '@platform/proto/gen/platform/common/v1/common';
-import { AppError, auditContext, parseAllowedNetworks, writeAuditEvent, type PublishPolicy, type Transaction } from '@platform/runtime';
+import { announceCatalogChange, AppError, auditContext, parseAllowedNetworks, writeAuditEvent, type PublishPolicy, type Transaction } from '@platform/runtime';
 import { SCHEMA, type CatalogDeps } from '../deps';
 import { isUniqueViolation } from '../store/gateways-store';
 import { toMcpServer, type McpServerRow } from '../store/mcp-servers-mappers';
@@ -190,6 +190,8 @@ export async function updateMcpServer(deps: CatalogDeps, request: UpdateMcpServe
       });
       return updated;
     });
+    // Its address, credential, timeout or state may be what gateways use now.
+    if (row.publish_state === 'published') await announceCatalogChange(deps.cache);
     return toMcpServer(row, policy);
   } catch (error) {
     throw isUniqueViolation(error) ? SLUG_TAKEN() : error;
@@ -201,11 +203,13 @@ export async function deleteMcpServer(deps: CatalogDeps, request: DeleteMcpServe
   const { teamId } = await writableTeam(deps, request.teamId);
   if (!UUID.test(request.serverId)) throw NOT_FOUND();
   const serverId = request.serverId.toLowerCase();
-  await deps.db.transaction(async (tx) => {
+  const deleted = await deps.db.transaction(async (tx) => {
     const row = await findTeamMcpServer(tx, teamId, serverId, true);
     if (!row) throw NOT_FOUND();
     await deleteMcpServerRow(tx, serverId);
     await audit(tx, request.context, teamId, 'mcp_server.delete', row, { before: auditView(row) });
+    return row;
   });
+  if (deleted.publish_state === 'published') await announceCatalogChange(deps.cache);
   return {};
 }

@@ -15,7 +15,7 @@ import { teamCatalogHandlers } from './team-catalog';
  * Authorisation is the edge's (gateway/src/auth/policy.ts); handlers trust the request context it sends.
  */
 export function createCatalogServiceHandlers(deps: CatalogDeps): AsyncServiceImplementation<CatalogServiceServer> {
-  // Gateway changes decide who may use /mcp/{slug}; edges remember that answer, so changes move the auth
+  // Gateway changes decide who may use /mcp/{slug}; edges remember that answer, so those changes move the auth
   // generation (creating a gateway cannot make a remembered answer wrong).
   return invalidatingAuthentication(
     deps.cache,
@@ -30,8 +30,19 @@ export function createCatalogServiceHandlers(deps: CatalogDeps): AsyncServiceImp
       ...publishingHandlers(deps),
       ...callHandlers(deps),
     },
-    // Publishing and approvals change what a gateway exposes, never who may use it.
-    ['createGateway', 'createMcpServer', 'publishMcpServer', 'reviewMcpServer', 'approveCapability'],
+    // MCP servers, their discovery, publishing and approvals change what a gateway exposes (edges hear of that
+    // through the catalog change signal), never who may use it: only gateway changes and deletions do.
+    [
+      'createGateway',
+      'createMcpServer',
+      'updateMcpServer',
+      'deleteMcpServer',
+      'adminUpdateMcpServer',
+      'refreshMcpServer',
+      'publishMcpServer',
+      'reviewMcpServer',
+      'approveCapability',
+    ],
   );
 }
 

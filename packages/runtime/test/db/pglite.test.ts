@@ -37,5 +37,5 @@ describe('PGlite database', () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
-  });
+  }, 120_000); // two embedded Postgres starts (initdb, then a reopen): slow on a loaded 2-core machine
 });

@@ -46,7 +46,16 @@ export function serviceModule(
       const subscriptions: Subscription[] = [];
       for (const consumer of instance.consumers ?? []) {
         subscriptions.push(
-          await consumeEvents({ bus, db, schema: definition.name, consumer: consumer.name, topics: consumer.topics, handler: consumer.handle, logger }),
+          await consumeEvents({
+            bus,
+            db,
+            schema: definition.name,
+            consumer: consumer.name,
+            topics: consumer.topics,
+            handler: consumer.handle,
+            ...(consumer.batch ? { batch: { maxBatch: consumer.batch.maxBatch, handler: consumer.batch.handle } } : {}),
+            logger,
+          }),
         );
       }
       for (const task of instance.background ?? []) await task.start();

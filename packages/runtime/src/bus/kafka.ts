@@ -1,5 +1,5 @@
 import { context, ROOT_CONTEXT } from '@opentelemetry/api';
-import { Kafka, logLevel, Partitioners, type Admin, type Consumer, type Producer } from 'kafkajs';
+import { Kafka, logLevel, Partitioners, type Admin, type Consumer, type KafkaMessage, type Producer } from 'kafkajs';
 import type { Logger } from '../logging/logger';
 import { BusClosedError } from './errors';
 import { kafkaLogCreator } from './kafka-logging';
@@ -124,36 +124,65 @@ export function createKafkaBus(options: KafkaBusOptions): EventBus {
     await consumer.connect();
     await consumer.subscribe({ topics, fromBeginning: subscription.fromBeginning ?? true });
     // Handlers run in the root trace context: a consumer continues the trace carried by the message headers.
+    /** Runs `handle` until it resolves (retrying in place with back-off), then commits past `last`. */
+    const handleInPlace = async (
+      where: { topic: string; partition: number; offset: string },
+      heartbeat: () => Promise<void>,
+      handle: () => Promise<void>,
+      last: string,
+    ) => {
+      for (let failures = 0; ; ) {
+        if (stopping) throw new SubscriptionClosing();
+        try {
+          await handle();
+          break;
+        } catch (error) {
+          failures += 1;
+          logger.warn(
+            { err: error, topic: logical.get(where.topic) ?? where.topic, partition: where.partition, offset: where.offset, failures },
+            'event handler failed; the message will be delivered again',
+          );
+          await sleep(backoffMs(failures, retry.initialMs, retry.maxMs));
+          await heartbeat().catch(() => undefined);
+        }
+      }
+      await consumer.commitOffsets([{ topic: where.topic, partition: where.partition, offset: (BigInt(last) + 1n).toString() }]);
+    };
+    const receivedOf = (topic: string, partition: number, message: KafkaMessage): ReceivedMessage => ({
+      topic: logical.get(topic) ?? topic,
+      key: message.key ? message.key.toString() : null,
+      value: message.value ? message.value.toString() : '',
+      headers: decodeHeaders(message.headers),
+      partition,
+      offset: message.offset,
+    });
+    const batch = subscription.batch;
+
+    // Handlers run in the root trace context: a consumer continues the trace carried by the message headers.
     await context.with(ROOT_CONTEXT, () =>
-      consumer.run({
-        autoCommit: false,
-        eachMessage: async ({ topic, partition, message, heartbeat }) => {
-          const received: ReceivedMessage = {
-            topic: logical.get(topic) ?? topic,
-            key: message.key ? message.key.toString() : null,
-            value: message.value ? message.value.toString() : '',
-            headers: decodeHeaders(message.headers),
-            partition,
-            offset: message.offset,
-          };
-          for (let failures = 0; ; ) {
-            if (stopping) throw new SubscriptionClosing();
-            try {
-              await subscription.handler(received);
-              break;
-            } catch (error) {
-              failures += 1;
-              logger.warn(
-                { err: error, topic: received.topic, partition, offset: message.offset, failures },
-                'event handler failed; the message will be delivered again',
-              );
-              await sleep(backoffMs(failures, retry.initialMs, retry.maxMs));
-              await heartbeat().catch(() => undefined);
-            }
-          }
-          await consumer.commitOffsets([{ topic, partition, offset: (BigInt(message.offset) + 1n).toString() }]);
-        },
-      }),
+      batch
+        ? consumer.run({
+            autoCommit: false,
+            eachBatchAutoResolve: false,
+            eachBatch: async ({ batch: fetched, resolveOffset, heartbeat }) => {
+              const { topic, partition } = fetched;
+              for (let start = 0; start < fetched.messages.length; start += batch.maxBatch) {
+                const chunk = fetched.messages.slice(start, start + batch.maxBatch);
+                const last = chunk[chunk.length - 1]!.offset;
+                const received = chunk.map((message) => receivedOf(topic, partition, message));
+                await handleInPlace({ topic, partition, offset: chunk[0]!.offset }, heartbeat, () => batch.handler(received), last);
+                resolveOffset(last);
+                await heartbeat();
+              }
+            },
+          })
+        : consumer.run({
+            autoCommit: false,
+            eachMessage: async ({ topic, partition, message, heartbeat }) => {
+              const received = receivedOf(topic, partition, message);
+              await handleInPlace({ topic, partition, offset: message.offset }, heartbeat, () => subscription.handler(received), message.offset);
+            },
+          }),
     );
 
     let disconnected: Promise<void> | undefined;

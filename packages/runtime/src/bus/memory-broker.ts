@@ -6,7 +6,9 @@ import { backoffMs, Wakeup } from './wakeup';
 /** What a member needs to receive messages; `handle` rejects when the message was not handled. */
 interface Member {
   topics: ReadonlySet<string>;
-  handle(message: ReceivedMessage): Promise<void>;
+  /** Consecutive messages of one topic, at most `maxBatch` of them. */
+  handle(messages: ReceivedMessage[]): Promise<void>;
+  maxBatch: number;
   closed: boolean;
   inFlight: Promise<unknown> | null;
   logger: Logger;
@@ -29,8 +31,8 @@ export interface RetryBackoff {
 /**
  * The in-process stand-in for a Kafka cluster, shared by every memory bus in the process (as brokers are
  * shared by Kafka clients). Each topic is one append-only partition; each group has its own position per
- * topic and hands each message to one member (round-robin), one message at a time so order is kept; a
- * rejected handler gets the message again after a back-off (at-least-once).
+ * topic and hands each message to one member (round-robin), one message (or one batch) at a time so order is
+ * kept; a rejected handler gets the message (or batch) again after a back-off (at-least-once).
  */
 export class MemoryBroker {
   private readonly logs = new Map<string, ReceivedMessage[]>();
@@ -94,9 +96,9 @@ export class MemoryBroker {
         continue;
       }
       const member = members[group.nextMember++ % members.length]!;
-      const message = log[position]!;
-      if (await deliver(member, message)) {
-        group.positions.set(topic, position + 1);
+      const messages = log.slice(position, position + member.maxBatch);
+      if (await deliver(member, messages)) {
+        group.positions.set(topic, position + messages.length);
         failures = 0;
       } else {
         failures += 1;
@@ -106,10 +108,11 @@ export class MemoryBroker {
   }
 }
 
-async function deliver(member: Member, message: ReceivedMessage): Promise<boolean> {
+async function deliver(member: Member, messages: ReceivedMessage[]): Promise<boolean> {
   if (member.closed) return false;
+  const message = messages[0]!;
   // Through a promise, so a handler that throws synchronously is treated like one that rejects.
-  const attempt = Promise.resolve().then(() => member.handle({ ...message, headers: { ...message.headers } }));
+  const attempt = Promise.resolve().then(() => member.handle(messages.map((m) => ({ ...m, headers: { ...m.headers } }))));
   member.inFlight = attempt.catch(() => undefined);
   try {
     await attempt;

@@ -40,7 +40,8 @@ export function createMemoryBus(options: MemoryBusOptions): EventBus {
         full(subscription.groupId),
         {
           topics: new Set(byFullName.keys()),
-          handle: (message) => subscription.handler(message),
+          handle: (messages) => (subscription.batch ? subscription.batch.handler(messages) : subscription.handler(messages[0]!)),
+          maxBatch: subscription.batch?.maxBatch ?? 1,
           closed: false,
           inFlight: null,
           logger: options.logger,

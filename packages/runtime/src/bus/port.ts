@@ -25,6 +25,12 @@ export interface SubscribeOptions {
    * delivered again (at-least-once), so handlers must be idempotent (see `consumeEvents`).
    */
   handler(message: ReceivedMessage): Promise<void>;
+  /**
+   * Instead of `handler` one message at a time: up to `maxBatch` consecutive messages of one partition at once,
+   * for consumers that store many small events (one transaction per batch instead of per message). A rejection
+   * delivers the whole batch again.
+   */
+  batch?: { maxBatch: number; handler(messages: ReceivedMessage[]): Promise<void> };
 }
 
 export interface Subscription {

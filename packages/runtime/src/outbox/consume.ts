@@ -19,6 +19,11 @@ export interface ConsumeEventsOptions {
   fromBeginning?: boolean;
   /** Runs once per event id, inside the transaction that records the event as processed. */
   handler(event: DomainEvent<unknown>, tx: Transaction, message: ReceivedMessage): Promise<void>;
+  /**
+   * For consumers of many small events (call records): up to `maxBatch` events per transaction. The handler gets
+   * only the events not processed before, inside the transaction that records them all as processed.
+   */
+  batch?: { maxBatch: number; handler(events: DomainEvent<unknown>[], tx: Transaction): Promise<void> };
 }
 
 /**
@@ -74,10 +79,61 @@ export function consumeEvents(options: ConsumeEventsOptions): Promise<Subscripti
     );
   }
 
+  /** The batch form: one span and one transaction for the batch, the processed marks written in one statement. */
+  async function handleBatch(messages: ReceivedMessage[], batch: NonNullable<ConsumeEventsOptions['batch']>): Promise<void> {
+    const events: DomainEvent<unknown>[] = [];
+    for (const message of messages) {
+      const event = parseDomainEvent(message.value);
+      if (event) events.push(event);
+      else {
+        eventsConsumed.inc({ consumer, topic: message.topic, result: 'failed' });
+        logger.warn({ consumer, topic: message.topic, partition: message.partition, offset: message.offset }, 'malformed event skipped');
+      }
+    }
+    if (events.length === 0) return;
+    const topic = messages[0]!.topic;
+    await withSpan(
+      `${topic} process`,
+      {
+        kind: SpanKind.CONSUMER,
+        parent: extractTraceContext(messages[0]!.headers),
+        attributes: {
+          'messaging.system': options.bus.kind,
+          'messaging.operation': 'process',
+          'messaging.destination.name': topic,
+          'messaging.consumer.group.name': consumer,
+          'messaging.batch.message_count': events.length,
+        },
+      },
+      async () => {
+        try {
+          const fresh = await db.transaction(async (tx) => {
+            const marked = await tx.query<{ event_id: string }>(
+              `INSERT INTO ${schema}.processed_events (consumer, event_id) SELECT $1, unnest($2::uuid[])
+               ON CONFLICT DO NOTHING RETURNING event_id`,
+              [consumer, events.map((event) => event.id)],
+            );
+            const newIds = new Set(marked.rows.map((row) => row.event_id));
+            const unseen = events.filter((event) => newIds.delete(event.id));
+            if (unseen.length > 0) await batch.handler(unseen, tx);
+            return unseen.length;
+          });
+          eventsConsumed.inc({ consumer, topic, result: 'processed' }, fresh);
+          eventsConsumed.inc({ consumer, topic, result: 'duplicate' }, events.length - fresh);
+        } catch (error) {
+          eventsConsumed.inc({ consumer, topic, result: 'failed' }, events.length);
+          throw error;
+        }
+      },
+    );
+  }
+
+  const batch = options.batch;
   return options.bus.subscribe({
     groupId: consumer,
     topics: options.topics,
     fromBeginning: options.fromBeginning ?? true,
     handler: handle,
+    ...(batch ? { batch: { maxBatch: batch.maxBatch, handler: (messages: ReceivedMessage[]) => handleBatch(messages, batch) } } : {}),
   });
 }

@@ -22,6 +22,31 @@ export function busContract(openBus: () => Promise<EventBus>): void {
     return subscription;
   };
 
+  it('delivers batches in order, at most maxBatch at a time, and a rejected batch again as a whole', async () => {
+    const batches: string[][] = [];
+    let failOnce = true;
+    subscriptions.push(
+      await bus.subscribe({
+        groupId: 'batchers',
+        topics: ['batch.v1'],
+        handler: () => Promise.reject(new Error('the batch handler is used')),
+        batch: {
+          maxBatch: 3,
+          handler: async (messages) => {
+            if (failOnce && messages.some((m) => m.value === '5')) {
+              failOnce = false;
+              throw new Error('transient');
+            }
+            batches.push(messages.map((m) => m.value));
+          },
+        },
+      }),
+    );
+    await bus.publish(['1', '2', '3', '4', '5', '6', '7'].map((value) => ({ topic: 'batch.v1', key: 'same', value, headers: {} })));
+    await waitFor(() => expect(batches.flat()).toEqual(['1', '2', '3', '4', '5', '6', '7']));
+    expect(batches.every((batch) => batch.length >= 1 && batch.length <= 3)).toBe(true);
+  });
+
   it('pings', async () => {
     await expect(bus.ping()).resolves.toBeUndefined();
   });

@@ -143,6 +143,38 @@ export function outboxContract(fixture: () => OutboxFixture): void {
     expect(await effects()).toEqual(ids);
   });
 
+  it('consumes in batches: one transaction per batch, each event once, duplicates left out', async () => {
+    const batches: string[][] = [];
+    subscriptions.push(
+      await consumeEvents({
+        bus,
+        db: fixture().db,
+        schema,
+        consumer: 'batch-writer',
+        topics: ['things.v1'],
+        logger,
+        handler: () => Promise.reject(new Error('the batch handler is used')),
+        batch: {
+          maxBatch: 50,
+          handler: async (events, tx) => {
+            for (const event of events) await tx.query(`INSERT INTO ${schema}.effects (event_id, note) VALUES ($1, 'batch')`, [event.id]);
+            batches.push(events.map((event) => event.id));
+          },
+        },
+      }),
+    );
+    const events = [await write({ n: 1 }), await write({ n: 2 }), await write({ n: 3 })];
+    await relay().drainOnce();
+    await waitFor(() => expect(batches.flat().sort()).toEqual(events.map((e) => e.id).sort()));
+    // The same events again (a relay that died before marking them sent): nothing reaches the handler twice.
+    await bus.publish(events.map((event) => ({ topic: 'things.v1', key: 'thing-1', value: JSON.stringify(event), headers: {} })));
+    const later = await write({ n: 4 });
+    await relay().drainOnce();
+    await waitFor(() => expect(batches.flat()).toContain(later.id));
+    expect(batches.flat().sort()).toEqual([...events, later].map((e) => e.id).sort());
+    expect(await effects()).toEqual([...events, later].map((e) => e.id).sort());
+  });
+
   it('retries an event whose handler fails, keeping none of the failed attempt', async () => {
     let failNext = true;
     const handled = await consume(() => {

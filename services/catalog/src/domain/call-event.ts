@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { DomainEvent, Logger, Transaction } from '@platform/runtime';
-import { insertCallRecord } from '../store/calls-store';
+import { insertCallRecords, type NewCallRecord } from '../store/calls-store';
 
 /** The event type the edge's call recorder publishes on `mcp-calls.v1`. */
 export const CALL_EVENT_TYPE = 'mcp.call';
@@ -55,24 +55,24 @@ const callEventData = z.object({
 });
 
 /**
- * Stores one call record (run once per event id by the consumer, in its transaction). Events of another type or
- * shape are logged, never their content (it may hold payloads), and skipped rather than retried forever.
+ * The stored form of a call event, or null (logged, never its content: it may hold payloads) when the event is of
+ * another type or shape; such events are skipped rather than retried forever.
  */
-export async function storeCallEvent(tx: Transaction, event: DomainEvent<unknown>, logger: Logger): Promise<void> {
+function callRecordOf(event: DomainEvent<unknown>, logger: Logger): NewCallRecord | null {
   if (event.type !== CALL_EVENT_TYPE) {
     logger.warn({ eventId: event.id, type: event.type, source: event.source }, 'unexpected event on the calls topic skipped');
-    return;
+    return null;
   }
   const parsed = callEventData.safeParse(event.data);
   if (!parsed.success) {
     const fields = parsed.error.issues.map((issue) => issue.path.join('.'));
     logger.warn({ eventId: event.id, source: event.source, fields }, 'call record in an unexpected shape skipped');
-    return;
+    return null;
   }
   const data = parsed.data;
   const request = data.payloads && payload(data.payloads.request, data.payloads.requestTruncated);
   const response = data.payloads && payload(data.payloads.response, data.payloads.responseTruncated);
-  await insertCallRecord(tx, {
+  return {
     eventId: event.id,
     teamId: data.teamId,
     occurredAt: data.occurredAt,
@@ -94,5 +94,11 @@ export async function storeCallEvent(tx: Transaction, event: DomainEvent<unknown
       request && response
         ? { request: request.text, response: response.text, requestTruncated: request.truncated, responseTruncated: response.truncated }
         : null,
-  });
+  };
+}
+
+/** Stores call records (the consumer runs this once per event id, in its transaction), in one statement per 500. */
+export async function storeCallEvents(tx: Transaction, events: readonly DomainEvent<unknown>[], logger: Logger): Promise<void> {
+  const records = events.map((event) => callRecordOf(event, logger)).filter((record): record is NewCallRecord => record !== null);
+  if (records.length > 0) await insertCallRecords(tx, records);
 }

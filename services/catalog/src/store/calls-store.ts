@@ -53,45 +53,67 @@ export interface NewCallRecord {
   payloads: { request: string; response: string; requestTruncated: boolean; responseTruncated: boolean } | null;
 }
 
-/** Stores one record; false when its event was stored before (event ids are unique). */
-export async function insertCallRecord(db: Queryable, record: NewCallRecord): Promise<boolean> {
-  const { rowCount } = await db.query(
-    `INSERT INTO catalog.call_records
-       (event_id, team_id, occurred_at, method, exposed_name, gateway_id, gateway_slug, gateway_name, server_id, server_slug,
-        server_name, principal, principal_user_id, client_name, outcome, error_class, provider_slug, latency_ms, request_bytes,
-        response_bytes, request_id, captured, request_payload, response_payload, request_truncated, response_truncated)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::jsonb, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26)
-     ON CONFLICT (event_id) DO NOTHING`,
-    [
-      record.eventId,
-      record.teamId,
-      record.occurredAt,
-      record.method,
-      record.exposedName,
-      record.gateway.id,
-      record.gateway.slug,
-      record.gateway.name,
-      record.server?.id ?? null,
-      record.server?.slug ?? '',
-      record.server?.name ?? '',
-      JSON.stringify(record.principal),
-      record.principalUserId,
-      record.clientName,
-      record.outcome,
-      record.errorClass,
-      record.providerSlug,
-      record.latencyMs,
-      record.requestBytes,
-      record.responseBytes,
-      record.requestId,
-      record.payloads !== null,
-      record.payloads?.request ?? null,
-      record.payloads?.response ?? null,
-      record.payloads?.requestTruncated ?? false,
-      record.payloads?.responseTruncated ?? false,
-    ],
-  );
-  return rowCount > 0;
+const INSERT_COLUMNS = `event_id, team_id, occurred_at, method, exposed_name, gateway_id, gateway_slug, gateway_name, server_id,
+  server_slug, server_name, principal, principal_user_id, client_name, outcome, error_class, provider_slug, latency_ms,
+  request_bytes, response_bytes, request_id, captured, request_payload, response_payload, request_truncated, response_truncated`;
+const PARAMS_PER_ROW = 26;
+/** Rows per statement: well under Postgres' 65,535 bind parameters. */
+const ROWS_PER_STATEMENT = 500;
+
+function paramsOf(record: NewCallRecord): unknown[] {
+  return [
+    record.eventId,
+    record.teamId,
+    record.occurredAt,
+    record.method,
+    record.exposedName,
+    record.gateway.id,
+    record.gateway.slug,
+    record.gateway.name,
+    record.server?.id ?? null,
+    record.server?.slug ?? '',
+    record.server?.name ?? '',
+    JSON.stringify(record.principal),
+    record.principalUserId,
+    record.clientName,
+    record.outcome,
+    record.errorClass,
+    record.providerSlug,
+    record.latencyMs,
+    record.requestBytes,
+    record.responseBytes,
+    record.requestId,
+    record.payloads !== null,
+    record.payloads?.request ?? null,
+    record.payloads?.response ?? null,
+    record.payloads?.requestTruncated ?? false,
+    record.payloads?.responseTruncated ?? false,
+  ];
+}
+
+/** `($1, …, $26), ($27, …)`: one row of placeholders per record, the principal cast to jsonb. */
+function valuesOf(rows: number): string {
+  return Array.from({ length: rows }, (_, row) => {
+    const at = (column: number) => `$${row * PARAMS_PER_ROW + column + 1}${column === 11 ? '::jsonb' : ''}`;
+    return `(${Array.from({ length: PARAMS_PER_ROW }, (_, column) => at(column)).join(', ')})`;
+  }).join(',\n');
+}
+
+/**
+ * Stores records in as few statements as possible; a record whose event was stored before is skipped (event ids
+ * are unique). Returns how many were new.
+ */
+export async function insertCallRecords(db: Queryable, records: readonly NewCallRecord[]): Promise<number> {
+  let stored = 0;
+  for (let start = 0; start < records.length; start += ROWS_PER_STATEMENT) {
+    const chunk = records.slice(start, start + ROWS_PER_STATEMENT);
+    const { rowCount } = await db.query(
+      `INSERT INTO catalog.call_records (${INSERT_COLUMNS}) VALUES ${valuesOf(chunk.length)} ON CONFLICT (event_id) DO NOTHING`,
+      chunk.flatMap(paramsOf),
+    );
+    stored += rowCount;
+  }
+  return stored;
 }
 
 const COLUMNS = `

@@ -84,11 +84,13 @@ export function createEdgeApp(options: EdgeAppOptions): Express {
     setRouteTemplate(res, OPENAPI_PATH);
     res.json(openApiDocument);
   });
+  // The pages, OAuth and /mcp routes (none under /v1) first: /mcp/{slug} is the hot path and should not be matched
+  // against every /v1 route before its own.
+  options.mount?.(app);
+
   for (const route of routes) {
     app[route.method](toExpressPath(route.path), routeHandler(route, options.authenticate));
   }
-
-  options.mount?.(app);
 
   app.use(notFoundHandler(app));
   app.use(errorHandler(logger));

@@ -10,6 +10,7 @@ import { GatewayExposures, type ResolvedGateway } from './exposures';
 import { createIdentityTokenSigner } from './identity-token';
 import { InFlightRequests } from './in-flight';
 import type { McpSession } from './session';
+import type { OpenedSession } from './session-check';
 import { SessionLiveness } from './session-liveness';
 import type { UpstreamEndpoint } from './upstream-client';
 import { currentUpstreamSession, initializeUpstream, UpstreamSessionOverrides } from './upstream-sessions';
@@ -44,11 +45,25 @@ export interface DataPlane {
   inFlight: InFlightRequests;
   recorder: CallRecorder;
   tokens: ReturnType<typeof createIdentityTokenSigner>;
+  /** Sessions this replica opened recently, by id (bounded). */
+  openedSessions: BoundedMap<string, OpenedSession>;
   /** Local single flight of upstream initializations, by session key and server. */
   initializing: Map<string, Promise<UpstreamEndpoint>>;
   /** Asks the catalog to re-discover a server that said its lists changed (debounced per server). */
   refreshSoon(server: RuntimeServer): void;
   close(): Promise<void>;
+}
+
+/** A Map that forgets its oldest entry beyond `limit` entries. */
+export class BoundedMap<K, V> extends Map<K, V> {
+  constructor(private readonly limit: number) {
+    super();
+  }
+
+  override set(key: K, value: V): this {
+    if (!this.has(key) && this.size >= this.limit) this.delete(this.keys().next().value as K);
+    return super.set(key, value);
+  }
 }
 
 /** One client request's view: who, through which gateway, in which session. */
@@ -89,6 +104,7 @@ export function createDataPlane(deps: EdgeDeps): DataPlane {
     inFlight,
     recorder,
     tokens: createIdentityTokenSigner(deps),
+    openedSessions: new BoundedMap(10_000),
     initializing: new Map(),
     refreshSoon(server) {
       if (refreshTimers.has(server.id)) return;

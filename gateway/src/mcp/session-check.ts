@@ -20,10 +20,17 @@ export interface OpenedSession {
 export async function requireSession(plane: DataPlane, req: Request, principal: McpPrincipal): Promise<OpenedSession> {
   const id = req.headers['mcp-session-id'];
   if (typeof id !== 'string' || id === '') throw McpHttpError.sessionRequired();
-  const session = openSession(plane.box, id);
-  if (!session || session.gatewayId !== principal.gateway.id || session.personId !== principal.personId) throw McpHttpError.sessionNotFound();
+  // Opening is a pure function of the id (decrypt, parse, hash): remembered; owner, age and end are checked every time.
+  let opened = plane.openedSessions.get(id);
+  if (!opened) {
+    const session = openSession(plane.box, id);
+    if (!session) throw McpHttpError.sessionNotFound();
+    opened = { id, key: sessionKeyOf(id), session };
+    plane.openedSessions.set(id, opened);
+  }
+  const { session, key } = opened;
+  if (session.gatewayId !== principal.gateway.id || session.personId !== principal.personId) throw McpHttpError.sessionNotFound();
   if (Date.now() / 1000 - session.createdAt > plane.settings.sessionMaxAgeSeconds) throw McpHttpError.sessionNotFound();
-  const key = sessionKeyOf(id);
   if (await plane.liveness.isEnded(key)) throw McpHttpError.sessionNotFound();
   const version = req.headers['mcp-protocol-version'];
   if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {

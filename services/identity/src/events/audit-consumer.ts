@@ -2,13 +2,19 @@ import { TOPICS, type EventConsumer, type Logger } from '@platform/runtime';
 import { storeAuditEvent } from '../domain/audit';
 
 /**
- * Stores every service's audit events (topic `audit.v1`) in `identity.audit_entries`. The runtime runs the
- * handler once per event id, in the transaction that marks the event processed.
+ * Stores every service's audit events (topic `audit.v1`) in `identity.audit_entries`. The runtime hands over
+ * each event once, in the transaction that marks it processed; up to 200 events share one transaction, in order.
  */
 export function auditStoreConsumer(deps: { logger: Logger }): EventConsumer {
   return {
     name: 'identity.audit-store',
     topics: [TOPICS.audit],
     handle: (event, tx) => storeAuditEvent(tx, event, deps.logger),
+    batch: {
+      maxBatch: 200,
+      async handle(events, tx) {
+        for (const event of events) await storeAuditEvent(tx, event, deps.logger);
+      },
+    },
   };
 }

@@ -83,13 +83,13 @@ async function main(): Promise<void> {
       `| refresh grants | ${WORKERS} workers | ${Math.round(latencies.length / SECONDS)}/s | p50 ${percentile(latencies, 50).toFixed(1)} ms | p99 ${percentile(latencies, 99).toFixed(1)} ms | failures ${failures} |\n\n`,
     );
 
-    // The /mcp token check: the same tiny answer with and without it (the data plane is not there yet, so an
-    // authorised request gets the 501 placeholder; /healthz is the baseline without any check).
+    // The /mcp token check: a tiny answer after it (an authorised request without a session gets the data plane's
+    // 400 at once); /healthz is the baseline without any check.
     const results = [];
     for (const connections of [1, 32]) {
       results.push(await load('GET /healthz (no check)', { url: platform.url('/healthz'), connections, durationSeconds: SECONDS }));
       results.push(
-        await load('POST /mcp/bench (token check, then 501)', {
+        await load('POST /mcp/bench (token check, then the data plane\'s 400: no session)', {
           url: platform.url('/mcp/bench'),
           headers: { authorization: `Bearer ${accessToken}` },
           connections,

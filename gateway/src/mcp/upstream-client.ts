@@ -122,6 +122,29 @@ async function* sseItems(body: Readable): AsyncGenerator<UpstreamStreamItem> {
   }
 }
 
+/** One HTTP exchange with the upstream up to its response headers; every failure as a GatewayRpcError. */
+async function exchange(
+  endpoint: UpstreamEndpoint,
+  method: 'POST' | 'GET',
+  accept: string,
+  body: string | undefined,
+  options: { dispatcher: Dispatcher; signal: AbortSignal; timeoutSeconds: number },
+): Promise<Dispatcher.ResponseData> {
+  try {
+    return await request(endpoint.url, {
+      method,
+      dispatcher: options.dispatcher,
+      headers: headersFor(endpoint, accept, body !== undefined),
+      ...(body !== undefined ? { body } : {}),
+      signal: options.signal,
+      headersTimeout: options.timeoutSeconds * 1000,
+      bodyTimeout: 0,
+    });
+  } catch (error) {
+    throw upstreamFailure(endpoint.serverSlug, error, options.timeoutSeconds);
+  }
+}
+
 export interface PostOptions {
   dispatcher: Dispatcher;
   /** Aborts the exchange (timeouts, client went away, cancellation). */
@@ -132,21 +155,7 @@ export interface PostOptions {
 
 /** POSTs one JSON-RPC message to the upstream. Throws GatewayRpcError for every failure. */
 export async function postToUpstream(endpoint: UpstreamEndpoint, message: JsonRpcMessage, options: PostOptions): Promise<UpstreamAnswer> {
-  let response: Dispatcher.ResponseData;
-  try {
-    response = await request(endpoint.url, {
-      method: 'POST',
-      dispatcher: options.dispatcher,
-      headers: headersFor(endpoint, ACCEPT_BOTH, true),
-      body: JSON.stringify(message),
-      signal: options.signal,
-      headersTimeout: options.timeoutSeconds * 1000,
-      bodyTimeout: 0,
-    });
-  } catch (error) {
-    throw upstreamFailure(endpoint.serverSlug, error, options.timeoutSeconds);
-  }
-  const { statusCode, headers, body } = response;
+  const { statusCode, headers, body } = await exchange(endpoint, 'POST', ACCEPT_BOTH, JSON.stringify(message), options);
   const sessionId = firstHeader(headers['mcp-session-id']);
   if (statusCode === 202) {
     body.resume();
@@ -186,20 +195,7 @@ export async function openUpstreamStream(
   endpoint: UpstreamEndpoint,
   options: { dispatcher: Dispatcher; signal: AbortSignal; timeoutSeconds: number },
 ): Promise<AsyncIterable<UpstreamStreamItem> | null> {
-  let response: Dispatcher.ResponseData;
-  try {
-    response = await request(endpoint.url, {
-      method: 'GET',
-      dispatcher: options.dispatcher,
-      headers: headersFor(endpoint, 'text/event-stream', false),
-      signal: options.signal,
-      headersTimeout: options.timeoutSeconds * 1000,
-      bodyTimeout: 0,
-    });
-  } catch (error) {
-    throw upstreamFailure(endpoint.serverSlug, error, options.timeoutSeconds);
-  }
-  const { statusCode, headers, body } = response;
+  const { statusCode, headers, body } = await exchange(endpoint, 'GET', 'text/event-stream', undefined, options);
   if (statusCode === 405 || statusCode === 404) {
     body.resume();
     return null;

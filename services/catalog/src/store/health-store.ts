@@ -1,4 +1,5 @@
 import type { Queryable } from '@platform/runtime';
+import { claimDue } from './claim-due';
 import { MCP_SERVER_COLUMNS } from './mcp-servers-store';
 import type { McpServerRow } from './mcp-servers-mappers';
 
@@ -29,20 +30,7 @@ export interface RecordedHealth {
  * more once this commits, so no two checkers take the same server in one round.
  */
 export async function claimDueHealthChecks(db: Queryable, limit: number, intervalSeconds: number): Promise<McpServerRow[]> {
-  const { rows } = await db.query<McpServerRow>(
-    `WITH due AS (
-       SELECT id FROM catalog.mcp_servers
-        WHERE enabled AND next_health_check_at <= now()
-        ORDER BY next_health_check_at
-        LIMIT $1
-        FOR UPDATE SKIP LOCKED
-     )
-     UPDATE catalog.mcp_servers SET next_health_check_at = now() + make_interval(secs => $2)
-      WHERE id IN (SELECT id FROM due)
-      RETURNING ${MCP_SERVER_COLUMNS}`,
-    [limit, intervalSeconds],
-  );
-  return rows;
+  return claimDue<McpServerRow>(db, 'next_health_check_at', limit, intervalSeconds, MCP_SERVER_COLUMNS);
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { Queryable } from '@platform/runtime';
+import { claimDue } from './claim-due';
 
 /**
  * Schedules servers the refresh scheduler has not seen yet one interval from now, then claims up to `limit` enabled
@@ -10,20 +11,7 @@ export async function claimDueRefreshes(db: Queryable, limit: number, intervalSe
     `UPDATE catalog.mcp_servers SET next_refresh_at = now() + make_interval(secs => $1) WHERE next_refresh_at IS NULL AND enabled`,
     [intervalSeconds],
   );
-  const { rows } = await db.query<{ id: string; team_id: string }>(
-    `WITH due AS (
-       SELECT id FROM catalog.mcp_servers
-        WHERE enabled AND next_refresh_at <= now()
-        ORDER BY next_refresh_at
-        LIMIT $1
-        FOR UPDATE SKIP LOCKED
-     )
-     UPDATE catalog.mcp_servers SET next_refresh_at = now() + make_interval(secs => $2)
-      WHERE id IN (SELECT id FROM due)
-      RETURNING id, team_id`,
-    [limit, intervalSeconds],
-  );
-  return rows;
+  return claimDue<{ id: string; team_id: string }>(db, 'next_refresh_at', limit, intervalSeconds, 'id, team_id');
 }
 
 /**

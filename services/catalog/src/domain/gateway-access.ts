@@ -8,16 +8,19 @@ import { isGatewaySlug, UUID } from './gateway-rules';
 const REFUSED: CheckGatewayAccessResponse = { allowed: false };
 
 /**
- * May this person use the gateway at /mcp/{slug} now? Only when the gateway exists, is enabled, and the person
- * is an active member of its team (any role). Every refusal is the same answer, so a caller cannot tell an
+ * May this person use the gateway at /mcp/{slug} now? Only when the gateway exists, is enabled, its team is not
+ * archived, and the person is an active member of the team (any role). Every refusal is the same answer, so a caller cannot tell an
  * unknown gateway from a disabled one or one they may not use (OAuth authorize rule 8, /mcp checks).
  */
 export async function checkGatewayAccess(deps: CatalogDeps, request: CheckGatewayAccessRequest): Promise<CheckGatewayAccessResponse> {
   if (!isGatewaySlug(request.slug) || !UUID.test(request.personId)) return REFUSED;
   const row = await findGatewayBySlug(deps.db, request.slug);
   if (!row || !row.enabled) return REFUSED;
-  const member = await membershipOf(deps, row.team_id, request.personId.toLowerCase());
-  if (!member || member.person?.status !== 'active') return REFUSED;
+  const [member, team] = await Promise.all([
+    membershipOf(deps, row.team_id, request.personId.toLowerCase()),
+    deps.clients.identity.getTeam({ teamRef: row.team_id }),
+  ]);
+  if (!member || member.person?.status !== 'active' || team.archived) return REFUSED;
   return { allowed: true, gateway: toGateway(row) };
 }
 

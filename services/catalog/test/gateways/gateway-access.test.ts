@@ -73,6 +73,24 @@ describe('gateway access', () => {
     expect((await check(gateway.slug, person.id)).allowed).toBe(true);
   });
 
+  it('refuses everyone while the gateway\'s team is archived, and allows them again once it is unarchived', async () => {
+    const archivable = await newTeam(admin, owner, [[member, 'member']]);
+    const created = await owner.client.post(`/v1/teams/${archivable}/gateways`, { slug: unique('archived'), name: 'Archived' });
+    expect(created.status).toBe(201);
+    const slug = created.body.data.slug as string;
+    expect((await check(slug, member.id)).allowed).toBe(true);
+    const setArchived = async (archived: boolean) => {
+      const read = await owner.client.get(`/v1/teams/${archivable}`);
+      const changed = await owner.client.patch(`/v1/teams/${archivable}`, { archived }, { 'if-match': read.headers.get('etag')! });
+      expect(changed.status).toBe(200);
+    };
+    await setArchived(true);
+    expect(await check(slug, member.id)).toEqual(REFUSED);
+    expect(await check(slug, owner.id)).toEqual(REFUSED);
+    await setArchived(false);
+    expect((await check(slug, member.id)).allowed).toBe(true);
+  });
+
   it('refuses a person once they are removed from the team', async () => {
     const person = await newPerson(platform, admin, 'leaver');
     expect((await admin.post(`/v1/teams/${team}/members`, { personId: person.id, role: 'editor' })).status).toBe(201);

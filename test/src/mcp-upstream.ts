@@ -19,6 +19,8 @@ export interface McpUpstream {
   requests: { method: string; headers: Record<string, string | undefined> }[];
   /** Sessions opened and ended (DELETE) by clients. */
   sessionsOpened: number;
+  /** Calls of `slow` that stopped because the client cancelled them. */
+  cancelledCalls: number;
   sessionsEnded: number;
   /** Changes `echo`'s description in every session and notifies clients (the upstream "rug pull"). */
   redefineEcho(description: string): void;
@@ -40,7 +42,7 @@ interface Session {
   echo: RegisteredTool;
 }
 
-function buildServer(name: string, echoDescription: () => string): { server: McpServer; echo: RegisteredTool } {
+function buildServer(name: string, echoDescription: () => string, onCancelled: () => void): { server: McpServer; echo: RegisteredTool } {
   const server = new McpServer({ name: `upstream-${name}`, version: '1.0.0' }, { capabilities: { logging: {} } });
   const echo = server.registerTool(
     'echo',
@@ -51,7 +53,10 @@ function buildServer(name: string, echoDescription: () => string): { server: Mcp
     const token = extra._meta?.progressToken;
     for (let step = 1; step <= steps; step++) {
       await new Promise((resolve) => setTimeout(resolve, stepMs));
-      if (extra.signal.aborted) throw new Error('cancelled');
+      if (extra.signal.aborted) {
+        onCancelled();
+        throw new Error('cancelled');
+      }
       if (token !== undefined) await extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: step, total: steps } });
     }
     return { content: [{ type: 'text', text: `${name}: done after ${steps} steps` }] };
@@ -119,6 +124,7 @@ export async function startMcpUpstream(options: McpUpstreamOptions): Promise<Mcp
     requests: [],
     sessionsOpened: 0,
     sessionsEnded: 0,
+    cancelledCalls: 0,
     redefineEcho(description) {
       echoDescription = description;
       // `update` notifies each session's client with tools/list_changed.
@@ -154,7 +160,7 @@ export async function startMcpUpstream(options: McpUpstreamOptions): Promise<Mcp
         response.writeHead(400).end();
         return;
       }
-      const { server, echo } = buildServer(options.name, () => echoDescription);
+      const { server, echo } = buildServer(options.name, () => echoDescription, () => upstream.cancelledCalls++);
       const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
         enableJsonResponse: options.jsonResponses ?? false,

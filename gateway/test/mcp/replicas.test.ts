@@ -112,7 +112,6 @@ describeWith('postgres', 'MCP gateway sessions across edge replicas', () => {
     const slowReader = slowResponse.body!.getReader();
     const firstProgress = await slowReader.read();
     expect(new TextDecoder().decode(firstProgress.value)).toContain('notifications/progress');
-    const started = Date.now();
     expect((await post(replica.url, sessionId, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 14, reason: 'changed my mind' } })).status).toBe(202);
     let rest = '';
     for (;;) {
@@ -121,7 +120,8 @@ describeWith('postgres', 'MCP gateway sessions across edge replicas', () => {
       rest += new TextDecoder().decode(value);
     }
     expect(rest).not.toContain('"id":14');
-    expect(Date.now() - started).toBeLessThan(15_000);
+    // The upstream heard the cancellation and stopped the tool (it checks between its 20 one-second steps).
+    await expectEventually(() => expect(upstream.cancelledCalls).toBe(1));
 
     // Ended on B, refused on A.
     const ended = await fetch(replica.url(`/mcp/${gatewaySlug}`), { method: 'DELETE', headers: { authorization: `Bearer ${token}`, 'mcp-session-id': sessionId } });

@@ -1,7 +1,7 @@
 import type { RuntimeServer } from '@platform/proto/gen/platform/catalog/v1/catalog';
-import { ActorKind } from '@platform/proto/gen/platform/common/v1/common';
-import { createGuardedDispatcher, parseAllowedNetworks, type SecretBox } from '@platform/runtime';
+import { createGuardedDispatcher, parseAllowedNetworks, systemRequestContext, type SecretBox } from '@platform/runtime';
 import type { Dispatcher } from 'undici';
+import { BoundedMap } from '../bounded-map';
 import type { EdgeDeps } from '../edge-deps';
 import type { McpPrincipal } from '../oauth/resource-server';
 import { createCallRecorder } from './call-recorder';
@@ -54,18 +54,6 @@ export interface DataPlane {
   close(): Promise<void>;
 }
 
-/** A Map that forgets its oldest entry beyond `limit` entries. */
-export class BoundedMap<K, V> extends Map<K, V> {
-  constructor(private readonly limit: number) {
-    super();
-  }
-
-  override set(key: K, value: V): this {
-    if (!this.has(key) && this.size >= this.limit) this.delete(this.keys().next().value as K);
-    return super.set(key, value);
-  }
-}
-
 /** One client request's view: who, through which gateway, in which session. */
 export interface CallContext {
   plane: DataPlane;
@@ -112,7 +100,7 @@ export function createDataPlane(deps: EdgeDeps): DataPlane {
         refreshTimers.delete(server.id);
         deps.clients.catalog
           .refreshMcpServer({
-            context: { requestId: '', actor: { kind: ActorKind.ACTOR_KIND_SYSTEM, userId: '', displayName: 'MCP gateway', email: '', apiKeyName: '', serviceAccountId: '' }, clientIp: '', viaKind: 'mcp_gateway', viaName: server.slug },
+            context: systemRequestContext('mcp_gateway', server.slug),
             teamId: server.teamId,
             serverId: server.id,
           })
@@ -133,18 +121,18 @@ export function createDataPlane(deps: EdgeDeps): DataPlane {
 
 /** The headers sent to an upstream: its static ones, and the person's identity token when the server asks for it. */
 export async function upstreamHeaders(ctx: Pick<CallContext, 'plane' | 'principal' | 'resolved'>, server: RuntimeServer): Promise<Record<string, string>> {
-  const headers: Record<string, string> = { ...server.headers };
-  if (server.sendIdentity) {
-    for (const name of Object.keys(headers)) if (name.toLowerCase() === 'authorization') delete headers[name];
-    const gateway = ctx.resolved.exposure.runtime.gateway!;
-    const token = await ctx.plane.tokens.tokenFor({
-      person: { id: ctx.principal.personId, email: ctx.principal.email, displayName: ctx.principal.displayName },
-      team: { id: gateway.teamId, slug: ctx.resolved.teamSlug },
-      gateway: { id: gateway.id, slug: gateway.slug },
-      server: { id: server.id, url: server.url },
-    });
-    headers.authorization = `Bearer ${token}`;
-  }
+  // Static headers as they are (read-only here); with sendIdentity, the identity token replaces any Authorization.
+  if (!server.sendIdentity) return server.headers;
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(server.headers)) if (name.toLowerCase() !== 'authorization') headers[name] = value;
+  const gateway = ctx.resolved.exposure.runtime.gateway!;
+  const token = await ctx.plane.tokens.tokenFor({
+    person: { id: ctx.principal.personId, email: ctx.principal.email, displayName: ctx.principal.displayName },
+    team: { id: gateway.teamId, slug: ctx.resolved.teamSlug },
+    gateway: { id: gateway.id, slug: gateway.slug },
+    server: { id: server.id, url: server.url },
+  });
+  headers.authorization = `Bearer ${token}`;
   return headers;
 }
 

@@ -1,3 +1,4 @@
+import type { Response } from 'express';
 import type { RuntimeServer } from '@platform/proto/gen/platform/catalog/v1/catalog';
 import type { ClientReply } from './client-reply';
 import { endpointFor, type CallContext } from './data-plane';
@@ -55,7 +56,7 @@ export async function forwardRequest(
   server: RuntimeServer,
   request: JsonRpcRequest,
   reply: ClientReply,
-  clientGone: AbortSignal,
+  res: Response,
 ): Promise<ForwardOutcome> {
   const controller = new AbortController();
   let stopped: StopReason | undefined;
@@ -64,8 +65,11 @@ export async function forwardRequest(
     stopped = reason;
     controller.abort();
   };
-  const onClientGone = () => stop('client_gone');
-  clientGone.addEventListener('abort', onClientGone);
+  // The client closing its connection before the answer ends the exchange; a finished answer also closes it.
+  const onClientGone = () => {
+    if (!res.writableFinished) stop('client_gone');
+  };
+  res.on('close', onClientGone);
 
   let endpoint: UpstreamEndpoint | undefined;
   const unregister = ctx.plane.inFlight.add(ctx.sessionKey, request.id, {
@@ -127,7 +131,7 @@ export async function forwardRequest(
   } finally {
     clearTimeout(idle);
     unregister();
-    clientGone.removeEventListener('abort', onClientGone);
+    res.off('close', onClientGone);
   }
 }
 

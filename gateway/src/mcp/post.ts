@@ -75,11 +75,6 @@ async function serveRequest(ctx: CallContext, res: Response, reply: ClientReply,
   let response: JsonRpcResponse | undefined;
   let outcome: McpCallEvent['outcome'] = 'ok';
   let errorClass = '';
-  const clientGone = new AbortController();
-  const onClose = () => {
-    if (!res.writableFinished) clientGone.abort();
-  };
-  res.on('close', onClose);
   try {
     route = routeRequest(ctx.resolved.exposure, request);
     if (route.kind === 'local') {
@@ -90,7 +85,7 @@ async function serveRequest(ctx: CallContext, res: Response, reply: ClientReply,
       response = resultResponse(request.id, {});
       reply.final(response);
     } else {
-      const forwarded = await forwardRequest(ctx, route.server, route.message, reply, clientGone.signal);
+      const forwarded = await forwardRequest(ctx, route.server, route.message, reply, res);
       response = forwarded.response;
       if (!response) outcome = 'cancelled';
       else if ('error' in response) [outcome, errorClass] = ['error', 'upstream_error'];
@@ -103,8 +98,6 @@ async function serveRequest(ctx: CallContext, res: Response, reply: ClientReply,
     errorClass = failure.errorClass;
     response = failure.toResponse(request.id);
     reply.final(response);
-  } finally {
-    res.off('close', onClose);
   }
   const server = route?.kind === 'upstream' ? route.server : undefined;
   record(ctx.plane, ctx, res, {

@@ -1,4 +1,5 @@
 import type { Cache, Logger } from '@platform/runtime';
+import { BoundedMap } from '../bounded-map';
 
 const CHANNEL = 'mcp:session-ended';
 const keyOf = (sessionKey: string) => `mcp:session-ended:${sessionKey}`;
@@ -11,8 +12,10 @@ const MAX_REMEMBERED = 100_000;
  * cache round trip.
  */
 export class SessionLiveness {
-  private readonly ended = new Map<string, number>();
-  private readonly live = new Set<string>();
+  /** Ended sessions, until when they could still be presented. */
+  private readonly ended = new BoundedMap<string, number>(MAX_REMEMBERED);
+  /** Sessions the shared cache said were live (asked once per session). */
+  private readonly live = new BoundedMap<string, true>(MAX_REMEMBERED);
   private unsubscribe: (() => Promise<void>) | undefined;
 
   constructor(
@@ -46,8 +49,7 @@ export class SessionLiveness {
       this.logger.warn({ err: error }, 'could not check whether an MCP session was ended');
       return false;
     }
-    if (this.live.size >= MAX_REMEMBERED) this.live.clear();
-    this.live.add(sessionKey);
+    this.live.set(sessionKey, true);
     return false;
   }
 
@@ -59,7 +61,6 @@ export class SessionLiveness {
 
   private markEnded(sessionKey: string): void {
     this.live.delete(sessionKey);
-    if (this.ended.size >= MAX_REMEMBERED) this.ended.delete(this.ended.keys().next().value!);
     this.ended.set(sessionKey, Date.now() + this.maxAgeMs);
   }
 }

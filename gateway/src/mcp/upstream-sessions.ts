@@ -1,5 +1,6 @@
 import type { RuntimeServer } from '@platform/proto/gen/platform/catalog/v1/catalog';
 import type { Cache } from '@platform/runtime';
+import { BoundedMap } from '../bounded-map';
 import { GatewayRpcError, isResponse, RPC, type JsonRpcResponse } from './jsonrpc';
 import type { McpSession, UpstreamSession } from './session';
 import { postToUpstream, upstreamFailure, type PostOptions, type UpstreamEndpoint } from './upstream-client';
@@ -69,8 +70,7 @@ export async function initializeUpstream(
  * shared cache for the session's lifetime (any replica finds them) and in this replica's memory.
  */
 export class UpstreamSessionOverrides {
-  private readonly local = new Map<string, UpstreamSession>();
-  private static readonly MAX_LOCAL = 50_000;
+  private readonly local = new BoundedMap<string, UpstreamSession>(50_000);
 
   constructor(
     private readonly cache: Cache,
@@ -93,7 +93,7 @@ export class UpstreamSessionOverrides {
       const text = await this.cache.get(key);
       if (!text) return undefined;
       const stored = JSON.parse(text) as UpstreamSession;
-      this.remember(key, stored);
+      this.local.set(key, stored);
       return stored;
     } catch {
       return undefined;
@@ -102,7 +102,7 @@ export class UpstreamSessionOverrides {
 
   async store(sessionKey: string, serverId: string, upstream: UpstreamSession): Promise<void> {
     const key = this.key(sessionKey, serverId);
-    this.remember(key, upstream);
+    this.local.set(key, upstream);
     try {
       await this.cache.set(key, JSON.stringify(upstream), this.ttlMs);
     } catch {
@@ -112,11 +112,6 @@ export class UpstreamSessionOverrides {
 
   forgetSession(sessionKey: string, serverIds: readonly string[]): void {
     for (const serverId of serverIds) this.local.delete(this.key(sessionKey, serverId));
-  }
-
-  private remember(key: string, upstream: UpstreamSession): void {
-    if (this.local.size >= UpstreamSessionOverrides.MAX_LOCAL) this.local.delete(this.local.keys().next().value!);
-    this.local.set(key, upstream);
   }
 }
 

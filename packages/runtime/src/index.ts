@@ -16,3 +16,4 @@ export * from './service';
 export * from './audit';
 export * from './maintenance';
 export * from './net';
+export * from './paging';

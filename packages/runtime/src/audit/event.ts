@@ -49,6 +49,17 @@ export const SYSTEM_ACTOR: AuditActor = {
   serviceAccountId: null,
 };
 
+/** The request context of work the platform does by itself (schedulers, the data plane's refreshes, consumers). */
+export function systemRequestContext(viaKind: string, viaName: string): RequestContext {
+  return {
+    requestId: '',
+    actor: { kind: ActorKind.ACTOR_KIND_SYSTEM, userId: '', displayName: '', email: '', apiKeyName: '', serviceAccountId: '' },
+    clientIp: '',
+    viaKind,
+    viaName,
+  };
+}
+
 const ACTOR_KINDS: Partial<Record<ActorKind, AuditActor['kind']>> = {
   [ActorKind.ACTOR_KIND_UNSPECIFIED]: 'system',
   [ActorKind.ACTOR_KIND_USER]: 'user',

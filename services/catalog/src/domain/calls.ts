@@ -4,7 +4,7 @@ import type {
   ListCallsRequest,
   ListCallsResponse,
 } from '@platform/proto/gen/platform/catalog/v1/catalog';
-import { AppError, type FieldError } from '@platform/runtime';
+import { AppError, decodeCursor, encodeCursor, type FieldError } from '@platform/runtime';
 import type { CatalogDeps } from '../deps';
 import { findCallRecord, listCallRecords, type CallFilter, type CallRecordRow } from '../store/calls-store';
 import { iso } from '../store/mappers';
@@ -22,21 +22,13 @@ function callIdOf(value: string): string | null {
   return value;
 }
 
-/** An opaque cursor holding the last id of the previous page (pages go to lower ids). */
-function encodeCursor(id: string): string {
-  return Buffer.from(JSON.stringify({ before: id }), 'utf8').toString('base64url');
-}
-
-function decodeCursor(cursor: string): string {
-  try {
-    const value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { before?: unknown } | null;
-    const id = typeof value?.before === 'string' ? callIdOf(value.before) : null;
-    if (id) return id;
-  } catch {
-    // falls through to the error below
-  }
-  throw AppError.invalid('The cursor is malformed; start again from the first page', [{ field: 'cursor', problem: 'malformed cursor' }]);
-}
+/** The cursor holds the last id of the previous page (pages go to lower ids). */
+const encodeCallCursor = (id: string): string => encodeCursor({ before: id });
+const decodeCallCursor = (cursor: string): string =>
+  decodeCursor(cursor, (value) => {
+    const before = (value as { before?: unknown } | null)?.before;
+    return typeof before === 'string' ? callIdOf(before) : null;
+  });
 
 const text = (value: unknown): string => (typeof value === 'string' ? value : '');
 
@@ -118,12 +110,12 @@ function callFilter(request: ListCallsRequest): Omit<CallFilter, 'teamId' | 'lim
 export async function listCalls(deps: CatalogDeps, request: ListCallsRequest): Promise<ListCallsResponse> {
   const filter = callFilter(request);
   const limit = pageLimit(request.page);
-  const beforeId = request.page?.cursor ? decodeCursor(request.page.cursor) : undefined;
+  const beforeId = request.page?.cursor ? decodeCallCursor(request.page.cursor) : undefined;
   if (!UUID.test(request.teamId)) return { calls: [], page: { nextCursor: '' } };
   const rows = await listCallRecords(deps.db, { ...filter, teamId: request.teamId, limit: limit + 1, ...(beforeId ? { beforeId } : {}) });
   const page = rows.slice(0, limit);
   const serviceAccounts = await existingServiceAccounts(deps, page.map(serviceAccountOf).filter((ref) => ref !== null));
-  const nextCursor = rows.length > limit ? encodeCursor(page[page.length - 1]!.id) : '';
+  const nextCursor = rows.length > limit ? encodeCallCursor(page[page.length - 1]!.id) : '';
   return { calls: page.map((row) => toCallRecord(row, serviceAccounts)), page: { nextCursor } };
 }
 

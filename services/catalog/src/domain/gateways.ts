@@ -29,6 +29,7 @@ import type { TeamAudience } from '../store/visibility';
 import { composeGatewayServers } from './gateway-composition';
 import { isGatewaySlug, UUID, validNewGateway, validServerChoices } from './gateway-rules';
 import { decodeSlugCursor, encodeSlugCursor, pageLimit } from './paging';
+import { audienceOf } from './team-audience';
 
 const SLUG_TAKEN = () => AppError.conflict('A gateway with this slug already exists');
 const NOT_FOUND = () => AppError.notFound('Gateway');
@@ -65,7 +66,7 @@ async function writableTeam(deps: CatalogDeps, teamId: string): Promise<TeamAudi
   if (!UUID.test(teamId)) throw AppError.notFound('Team');
   const team = await deps.clients.identity.getTeam({ teamRef: teamId });
   if (team.archived) throw new AppError('team_archived', 'The team is archived');
-  return { teamId: team.id, personal: team.kind === 'personal' };
+  return audienceOf(team);
 }
 
 /** A gateway of the team by id or slug; null when the team has none such (another team's gateway included). */

@@ -1,5 +1,5 @@
 import type { PageRequest } from '@platform/proto/gen/platform/common/v1/common';
-import { AppError } from '@platform/runtime';
+import { decodeCursor, encodeCursor } from '@platform/runtime';
 import { GATEWAY_SLUG } from './gateway-rules';
 
 const DEFAULT_PAGE_SIZE = 50;
@@ -10,18 +10,12 @@ export function pageLimit(page: PageRequest | undefined): number {
   return Math.min(Math.max(page?.pageSize || DEFAULT_PAGE_SIZE, 1), MAX_PAGE_SIZE);
 }
 
-/** An opaque cursor holding the last slug of the previous page. */
-export function encodeSlugCursor(slug: string): string {
-  return Buffer.from(JSON.stringify({ slug }), 'utf8').toString('base64url');
-}
+/** The cursor of lists in slug order holds the last slug of the previous page. */
+export const encodeSlugCursor = (slug: string): string => encodeCursor({ slug });
 
-/** Reads a cursor made by `encodeSlugCursor`; anything else is a 400 naming `cursor`. */
 export function decodeSlugCursor(cursor: string): string {
-  try {
-    const value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { slug?: unknown } | null;
-    if (value && typeof value.slug === 'string' && GATEWAY_SLUG.test(value.slug)) return value.slug;
-  } catch {
-    // falls through to the error below
-  }
-  throw AppError.invalid('The cursor is malformed; start again from the first page', [{ field: 'cursor', problem: 'malformed cursor' }]);
+  return decodeCursor(cursor, (value) => {
+    const slug = (value as { slug?: unknown } | null)?.slug;
+    return typeof slug === 'string' && GATEWAY_SLUG.test(slug) ? slug : null;
+  });
 }

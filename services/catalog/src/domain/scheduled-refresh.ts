@@ -1,5 +1,4 @@
-import { ActorKind, type RequestContext } from '@platform/proto/gen/platform/common/v1/common';
-import { AppError } from '@platform/runtime';
+import { AppError, systemRequestContext } from '@platform/runtime';
 import type { CatalogDeps } from '../deps';
 import { claimDueRefreshes } from '../store/refresh-store';
 import { refreshMcpServer } from './capabilities';
@@ -7,13 +6,7 @@ import { claimedRounds, type ClaimedRoundsTask } from './claimed-rounds';
 import { MAX_POLL_SECONDS } from './health-checker';
 
 /** Who a scheduled refresh is, in its audit entry: the system, by way of the scheduler. */
-const SCHEDULER_CONTEXT: RequestContext = {
-  requestId: '',
-  actor: { kind: ActorKind.ACTOR_KIND_SYSTEM, userId: '', displayName: '', email: '', apiKeyName: '', serviceAccountId: '' },
-  clientIp: '',
-  viaKind: 'system',
-  viaName: 'scheduled-refresh',
-};
+const SCHEDULER_CONTEXT = systemRequestContext('system', 'scheduled-refresh');
 
 /** Servers re-discovered at once by one replica. */
 const CONCURRENCY = 2;

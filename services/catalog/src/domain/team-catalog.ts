@@ -6,6 +6,7 @@ import { listCatalogRows } from '../store/team-catalog-store';
 import { UUID } from './gateway-rules';
 import { pageLimit } from './paging';
 import { decodeSlugIdCursor, encodeSlugIdCursor } from './slug-id-cursor';
+import { audienceOf } from './team-audience';
 
 /**
  * A team's catalog (what it can put in its gateways now): its own servers and the platform servers offered to
@@ -17,7 +18,7 @@ export async function listCatalog(deps: CatalogDeps, request: ListCatalogRequest
   const limit = pageLimit(request.page);
   const after = request.page?.cursor ? decodeSlugIdCursor(request.page.cursor) : null;
   const team = await deps.clients.identity.getTeam({ teamRef: request.teamId });
-  const rows = await listCatalogRows(deps.db, { teamId: team.id, personal: team.kind === 'personal' }, after, limit);
+  const rows = await listCatalogRows(deps.db, audienceOf(team), after, limit);
   const kept = rows.slice(0, limit);
   const last = kept[kept.length - 1];
   // A server not the team's own is a platform server: the platform team's policy applies to it.

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { gatewayAccessToken, gatewayUser, publishedMcpServer, setGatewayServers, type TestPlatform } from '../src';
 import { closedLoop, McpLoadClient, type LoadSample, type McpTarget } from './mcp-load';
-import { childPid, cpuSeconds, cpuTimes, settle } from './process-cpu';
+import { cpuSeconds, cpuTimes, settle } from './process-cpu';
 import { percentile, realInfrastructure, startPlatformProcess } from './support';
 
 /**
@@ -235,7 +235,7 @@ async function setUp(platform: TestPlatform, processes: Map<Mode, ModeProcesses>
 }
 
 /** One measured slice, with the CPU each process spent on it; returns once the relay is quiet again. */
-async function runSlice(target: McpTarget, sessions: number, pids: { relay: number; upstream: number }, idleShare: number): Promise<Slice> {
+async function runSlice(target: McpTarget, sessions: number, pids: { relay: number | number[]; upstream: number }, idleShare: number): Promise<Slice> {
   const read = () => ({ relay: cpuTimes(pids.relay), upstream: cpuSeconds(pids.upstream), self: process.cpuUsage(), at: performance.now() });
   const total = (times: { user: number; system: number }) => times.user + times.system;
   let start = read();
@@ -261,7 +261,7 @@ async function runSlice(target: McpTarget, sessions: number, pids: { relay: numb
 }
 
 /** What the platform spends when no call arrives (bus consumers polling, timers), as a share of a core. */
-async function idleShareOf(pid: number): Promise<number> {
+async function idleShareOf(pid: number[]): Promise<number> {
   await settle(pid);
   const from = cpuSeconds(pid);
   await new Promise((resolve) => setTimeout(resolve, 2000));
@@ -278,11 +278,11 @@ async function main(): Promise<void> {
       processes.set(mode, { upstream, ...(FLOOR ? { proxy: await startHelper('bare-proxy-process.ts', [upstream.url]) } : {}) });
     }
     platformProcess = await startPlatformProcess({ ...infrastructure.env, MCP_PUBLISH_POLICY: 'self_publish', ALLOWED_INTERNAL_NETWORKS: '127.0.0.0/8' });
-    const platformPid = childPid('packages/platform/src/main.ts');
+    const platformPids = platformProcess.pids;
     log('platform ready; setting up');
     const platform = { url: (p: string) => `${platformProcess!.url}${p}`, origin: platformProcess.origin, appUrl: platformProcess.url } as TestPlatform;
     const targets = await setUp(platform, processes);
-    const idleShare = await idleShareOf(platformPid);
+    const idleShare = await idleShareOf(platformPids);
     log(`set up; platform idle: ${(100 * idleShare).toFixed(1)} % of a core; load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
 
     const sides: Side[] = FLOOR ? ['direct', 'gateway', 'proxy'] : ['direct', 'gateway'];
@@ -296,7 +296,7 @@ async function main(): Promise<void> {
           const order = round % 2 === 0 ? sides : [...sides].reverse();
           for (const side of order) {
             log(`${mode} ${side} x${sessions}`);
-            const relay = side === 'proxy' ? { pid: proxy!.pid, idle: 0 } : { pid: platformPid, idle: idleShare };
+            const relay: { pid: number | number[]; idle: number } = side === 'proxy' ? { pid: proxy!.pid, idle: 0 } : { pid: platformPids, idle: idleShare };
             const slice = await runSlice(targets.get(mode)![side]!, sessions, { relay: relay.pid, upstream: upstream.pid }, relay.idle);
             if (slice.firstError) log(`${mode} ${side} x${sessions}: ${slice.errors} failed calls, first: ${slice.firstError}`);
             current.slices[side].push(slice);

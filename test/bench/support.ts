@@ -7,40 +7,87 @@ import { createTestDatabase, infraUrl, uniquePrefix } from '../src/infra';
 import { TEST_ADMIN } from '../src/platform';
 
 
+const SERVICE_TARGETS = ['identity', 'catalog', 'agents', 'knowledge', 'billing', 'notifications'];
+
+export interface PlatformProcess {
+  url: string;
+  origin: string;
+  /** The process serving HTTP (the edge): the one whose CPU a benchmark of the edge reads. */
+  pid: number;
+  /** Every process of the platform (one, or the edge and the services when split). */
+  pids: number[];
+  stop(): Promise<void>;
+}
+
 /**
  * Runs the platform as its own process (as in production), so the load generator in this process does not
  * share its event loop. Resolves once /readyz answers 200.
+ *
+ * `split` (or BENCH_SPLIT=1) runs it as two processes, the way Kubernetes runs it: the edge alone
+ * (`--target=gateway`) and the services (`--target=identity,catalog,…`) on their own gRPC port, so the edge and
+ * the services each have an event loop (and on a 2-core machine, a core) of their own.
  */
-export async function startPlatformProcess(env: NodeJS.ProcessEnv): Promise<{ url: string; origin: string; stop(): Promise<void> }> {
+export async function startPlatformProcess(env: NodeJS.ProcessEnv, options: { split?: boolean } = {}): Promise<PlatformProcess> {
+  const split = options.split ?? process.env.BENCH_SPLIT === '1';
   const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const base = { ...process.env, APP_URL: url, ...env, LOG_LEVEL: env.LOG_LEVEL ?? 'warn' };
+  if (!split) {
+    const platform = spawnPlatform('all', { ...base, PORT: String(port), GRPC_PORT: '0' });
+    await waitReady(`${url}/readyz`, [platform]);
+    return processes(url, base, [platform]);
+  }
+  const [servicesPort, grpcPort] = [await freePort(), await freePort()];
+  const services = spawnPlatform(SERVICE_TARGETS.join(','), { ...base, PORT: String(servicesPort), GRPC_PORT: String(grpcPort) });
+  await waitReady(`http://127.0.0.1:${servicesPort}/readyz`, [services]);
+  const addresses = Object.fromEntries(SERVICE_TARGETS.map((name) => [`${name.toUpperCase()}_SERVICE_ADDR`, `127.0.0.1:${grpcPort}`]));
+  const edge = spawnPlatform('gateway', { ...base, ...addresses, PORT: String(port), GRPC_PORT: '0' });
+  await waitReady(`${url}/readyz`, [edge, services]);
+  return processes(url, base, [edge, services]);
+}
+
+function spawnPlatform(target: string, env: NodeJS.ProcessEnv): ChildProcess {
   const root = path.resolve(__dirname, '../..');
   // BENCH_NODE_ARGS passes flags to the platform's node, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile it.
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'packages/platform/src/main.ts', '--target=all'], {
+  return spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'packages/platform/src/main.ts', `--target=${target}`], {
     cwd: root,
-    env: { ...process.env, APP_URL: `http://127.0.0.1:${port}`, ...env, PORT: String(port), GRPC_PORT: '0', LOG_LEVEL: env.LOG_LEVEL ?? 'warn' },
+    env,
     stdio: ['ignore', 'inherit', 'inherit'],
   });
-  const url = `http://127.0.0.1:${port}`;
+}
+
+async function waitReady(readyUrl: string, children: ChildProcess[]): Promise<void> {
   const deadline = Date.now() + 60_000;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`platform exited with ${child.exitCode}`);
+    const exited = children.find((child) => child.exitCode !== null);
+    if (exited) throw new Error(`platform process exited with ${exited.exitCode}`);
     try {
-      if ((await fetch(`${url}/readyz`)).status === 200) break;
+      if ((await fetch(readyUrl)).status === 200) return;
     } catch {
       // not listening yet
     }
-    if (Date.now() > deadline) throw new Error('platform did not become ready');
+    if (Date.now() > deadline) throw new Error(`platform did not become ready (${readyUrl})`);
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
+}
+
+function processes(url: string, env: NodeJS.ProcessEnv, children: ChildProcess[]): PlatformProcess {
+  const stopOne = (child: ChildProcess) =>
+    new Promise<void>((resolve) => {
+      if (child.exitCode !== null) return resolve();
+      child.once('exit', () => resolve());
+      child.kill('SIGTERM');
+    });
   return {
     url,
     origin: new URL(env.APP_URL ?? url).origin,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-      }),
+    pid: children[0]!.pid!,
+    pids: children.map((child) => child.pid!),
+    // The edge first, so it stops calling the services before they go.
+    stop: async () => {
+      for (const child of children) await stopOne(child);
+    },
   };
 }
 

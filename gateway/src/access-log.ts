@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import { context, httpRequestDuration, type Logger, withLogContext } from '@platform/runtime';
 import { requestIdOf } from './request-id';
@@ -9,25 +10,31 @@ import { routeTemplateOf } from './route-template';
  */
 export function accessLogMiddleware(logger: Logger) {
   return (req: Request, res: Response, next: NextFunction): void => {
-    const startedAt = process.hrtime.bigint();
-    // Response events fire outside the request's async context; re-enter it so the line carries trace ids.
-    const activeContext = context.active();
-    let done = false;
-    const record = () => {
-      if (done) return;
-      done = true;
-      const seconds = Number(process.hrtime.bigint() - startedAt) / 1e9;
-      const route = routeTemplateOf(req, res);
-      const status = res.writableFinished ? res.statusCode : 499; // 499: the client went away first
-      httpRequestDuration.observe({ method: req.method, route, status: String(status) }, seconds);
-      context.with(activeContext, () =>
-        withLogContext({ requestId: requestIdOf(res) }, () =>
-          logger.info({ method: req.method, route, status, durationMs: Math.round(seconds * 1e6) / 1e3 }, 'request'),
-        ),
-      );
-    };
-    res.once('finish', record);
-    res.once('close', record);
+    observeWhenDone(logger, req, res, () => routeTemplateOf(req, res));
     next();
   };
+}
+
+/** Records the request's duration metric and access log line once its response is finished or abandoned. */
+export function observeWhenDone(logger: Logger, req: IncomingMessage, res: ServerResponse, routeOf: () => string): void {
+  const startedAt = process.hrtime.bigint();
+  // Response events fire outside the request's async context; re-enter it so the line carries trace ids.
+  const logging = logger.isLevelEnabled('info');
+  const activeContext = logging ? context.active() : undefined;
+  let done = false;
+  const record = () => {
+    if (done) return;
+    done = true;
+    const seconds = Number(process.hrtime.bigint() - startedAt) / 1e9;
+    const route = routeOf();
+    const status = res.writableFinished ? res.statusCode : 499; // 499: the client went away first
+    const method = req.method ?? 'GET';
+    httpRequestDuration.observe({ method, route, status: String(status) }, seconds);
+    if (!activeContext) return;
+    context.with(activeContext, () =>
+      withLogContext({ requestId: requestIdOf(res) }, () => logger.info({ method, route, status, durationMs: Math.round(seconds * 1e6) / 1e3 }, 'request')),
+    );
+  };
+  res.once('finish', record);
+  res.once('close', record);
 }

@@ -84,8 +84,7 @@ export function createEdgeApp(options: EdgeAppOptions): Express {
     setRouteTemplate(res, OPENAPI_PATH);
     res.json(openApiDocument);
   });
-  // The pages, OAuth and /mcp routes (none under /v1) first: /mcp/{slug} is the hot path and should not be matched
-  // against every /v1 route before its own.
+  // The pages and OAuth routes (none under /v1). /mcp/{slug} does not reach express at all (edge.ts).
   options.mount?.(app);
 
   for (const route of routes) {

@@ -1,13 +1,18 @@
-import type { Express } from 'express';
+import type { RequestListener } from 'node:http';
 import { createEdgeApp } from './app';
 import { createAuthenticator } from './auth/authenticate';
 import type { EdgeDeps } from './edge-deps';
+import { onEdgeStop } from './edge-stop';
+import { createMcpEndpoint } from './mcp/endpoint';
 import { mountNonApiRoutes, v1Routes } from './routes';
 import type { ReadinessReport } from '@platform/runtime';
 
-/** The platform's edge: every route, the authentication hook and the browser pages on one express app. */
-export function createEdge(deps: EdgeDeps, options: { bodyLimitBytes: number; trustProxy?: string; readiness: () => Promise<ReadinessReport> }): Express {
-  return createEdgeApp({
+/**
+ * The platform's edge as one request listener: the MCP endpoint `/mcp/{slug}` (the hot path, served without
+ * express), then every other route, the authentication hook and the browser pages on one express app.
+ */
+export function createEdge(deps: EdgeDeps, options: { bodyLimitBytes: number; trustProxy?: string; readiness: () => Promise<ReadinessReport> }): RequestListener {
+  const app = createEdgeApp({
     config: {
       appUrl: deps.settings.appUrl,
       bodyLimitBytes: options.bodyLimitBytes,
@@ -26,4 +31,10 @@ export function createEdge(deps: EdgeDeps, options: { bodyLimitBytes: number; tr
     }),
     mount: mountNonApiRoutes(deps),
   });
+  const mcp = createMcpEndpoint(deps);
+  const edge: RequestListener = (req, res) => {
+    if (!mcp.serve(req, res)) app(req, res);
+  };
+  onEdgeStop(edge, () => mcp.close());
+  return edge;
 }

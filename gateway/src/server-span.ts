@@ -1,5 +1,6 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
-import { extractTraceContext, SpanKind, SpanStatusCode, withSpan } from '@platform/runtime';
+import { context, extractTraceContext, SpanKind, SpanStatusCode, trace, tracer } from '@platform/runtime';
 import { routeTemplateOf, UNMATCHED_ROUTE } from './route-template';
 
 /**
@@ -8,27 +9,36 @@ import { routeTemplateOf, UNMATCHED_ROUTE } from './route-template';
  * `METHOD /route/template` once a route has matched.
  */
 export function serverSpanMiddleware(req: Request, res: Response, next: NextFunction): void {
-  const parent = extractTraceContext(req.headers);
-  void withSpan(
-    `${req.method} ${UNMATCHED_ROUTE}`,
-    { kind: SpanKind.SERVER, parent, attributes: { 'http.request.method': req.method } },
-    (span) =>
-      new Promise<void>((resolve) => {
-        let ended = false;
-        const end = () => {
-          if (ended) return;
-          ended = true;
-          const route = routeTemplateOf(req, res);
-          span.updateName(`${req.method} ${route}`);
-          span.setAttribute('http.route', route);
-          span.setAttribute('http.response.status_code', res.statusCode);
-          // Server errors mark the span; 4xx answers are the caller's problem (OTel HTTP conventions).
-          if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
-          resolve();
-        };
-        res.once('finish', end);
-        res.once('close', end);
-        next();
-      }),
-  ).catch(() => undefined);
+  inServerSpan(req, res, () => routeTemplateOf(req, res), next);
+}
+
+/**
+ * Runs `next` inside the request's SERVER span. When tracing is off (no SDK started, so spans do not record) and the
+ * caller sent no trace context, there is nothing to record or pass on: `next` runs as it is, which keeps the cost
+ * of an untraced request near zero.
+ */
+export function inServerSpan(req: IncomingMessage, res: ServerResponse, routeOf: () => string, next: () => void): void {
+  const method = req.method ?? 'GET';
+  const traced = req.headers.traceparent !== undefined;
+  const parent = traced ? extractTraceContext(req.headers) : context.active();
+  const span = tracer.startSpan(`${method} ${UNMATCHED_ROUTE}`, { kind: SpanKind.SERVER, attributes: { 'http.request.method': method } }, parent);
+  if (!span.isRecording() && !traced) {
+    next();
+    return;
+  }
+  let ended = false;
+  const end = () => {
+    if (ended) return;
+    ended = true;
+    const route = routeOf();
+    span.updateName(`${method} ${route}`);
+    span.setAttribute('http.route', route);
+    span.setAttribute('http.response.status_code', res.statusCode);
+    // Server errors mark the span; 4xx answers are the caller's problem (OTel HTTP conventions).
+    if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+    span.end();
+  };
+  res.once('finish', end);
+  res.once('close', end);
+  context.with(trace.setSpan(parent, span), next);
 }

@@ -1,5 +1,7 @@
-import type { Response } from 'express';
+import type { ServerResponse } from 'node:http';
 import type { JsonRpcMessage } from './jsonrpc';
+
+const STREAM_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive' };
 
 /**
  * The data plane's answer to one client HTTP request: a single JSON message, or an SSE stream of messages when
@@ -12,13 +14,13 @@ export class ClientReply {
   /** The final message's text, for payload capture. */
   lastMessage = '';
 
-  constructor(private readonly res: Response) {}
+  constructor(private readonly res: ServerResponse) {}
 
   get finished(): boolean {
     return this.res.writableEnded || this.res.destroyed;
   }
 
-  /** One JSON answer (also used for errors before a stream began). */
+  /** One JSON answer (also used for errors before a stream began), headers and body in one write. */
   json(status: number, message: JsonRpcMessage, headers: Record<string, string> = {}): void {
     if (this.finished) return;
     if (this.streaming) {
@@ -26,19 +28,21 @@ export class ClientReply {
       return;
     }
     const text = JSON.stringify(message);
+    const length = Buffer.byteLength(text);
     this.lastMessage = text;
-    this.bytes += Buffer.byteLength(text);
-    this.res.status(status).set({ ...headers, 'content-type': 'application/json' }).end(text);
+    this.bytes += length;
+    this.res.writeHead(status, { ...headers, 'content-type': 'application/json', 'content-length': length });
+    this.res.end(text);
   }
 
   accepted(): void {
-    if (!this.finished) this.res.status(202).end();
+    if (!this.finished) this.res.writeHead(202).end();
   }
 
   startStream(headers: Record<string, string> = {}): void {
     if (this.streaming || this.finished) return;
     this.streaming = true;
-    this.res.status(200).set({ ...headers, 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive' });
+    this.res.writeHead(200, { ...headers, ...STREAM_HEADERS });
     this.res.flushHeaders();
   }
 

@@ -1,4 +1,4 @@
-import type { Response } from 'express';
+import type { ServerResponse } from 'node:http';
 import type { RuntimeServer } from '@platform/proto/gen/platform/catalog/v1/catalog';
 import type { ClientReply } from './client-reply';
 import { endpointFor, type CallContext } from './data-plane';
@@ -56,7 +56,7 @@ export async function forwardRequest(
   server: RuntimeServer,
   request: JsonRpcRequest,
   reply: ClientReply,
-  res: Response,
+  res: ServerResponse,
 ): Promise<ForwardOutcome> {
   const controller = new AbortController();
   let stopped: StopReason | undefined;

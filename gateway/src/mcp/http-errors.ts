@@ -1,4 +1,4 @@
-import type { Request } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { errorResponse, RPC, type JsonRpcError } from './jsonrpc';
 
 /**
@@ -31,7 +31,7 @@ export class McpHttpError extends Error {
 }
 
 /** Reads the raw body up to `limit` bytes (413 beyond), as UTF-8 text. */
-export async function readBody(req: Request, limit: number): Promise<Buffer> {
+export async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   const declared = Number(req.headers['content-length'] ?? 0);
   if (declared > limit) throw new McpHttpError(413, RPC.invalidRequest, `The message is larger than ${limit} bytes`);
   const chunks: Buffer[] = [];
@@ -42,4 +42,11 @@ export async function readBody(req: Request, limit: number): Promise<Buffer> {
     chunks.push(chunk as Buffer);
   }
   return Buffer.concat(chunks);
+}
+
+/** One JSON answer, written in a single call (headers and body leave together). */
+export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { ...headers, 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
 }

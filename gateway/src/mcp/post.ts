@@ -1,6 +1,6 @@
-import type { Request, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { requestIdOf } from '../request-id';
-import { mcpPrincipalOf } from '../oauth/resource-server';
+import type { McpPrincipal } from '../oauth/resource-server';
 import { capUtf8 } from './call-payload';
 import type { McpCallEvent } from './call-record';
 import { ClientReply } from './client-reply';
@@ -28,9 +28,8 @@ import { postToUpstream } from './upstream-client';
  * POST /mcp/{slug}: one JSON-RPC message from the client (batches are not part of the current protocol). Requests
  * are answered with JSON or an SSE stream; notifications and answers to relayed questions with 202.
  */
-export async function handlePost(plane: DataPlane, req: Request, res: Response): Promise<void> {
+export async function handlePost(plane: DataPlane, req: IncomingMessage, res: ServerResponse, principal: McpPrincipal): Promise<void> {
   const started = process.hrtime.bigint();
-  const principal = mcpPrincipalOf(res);
   const body = await readBody(req, plane.settings.maxMessageBytes);
   let message: unknown;
   try {
@@ -70,7 +69,7 @@ export async function handlePost(plane: DataPlane, req: Request, res: Response):
   await serveRequest(ctx, res, reply, message, started, body);
 }
 
-async function serveRequest(ctx: CallContext, res: Response, reply: ClientReply, request: JsonRpcRequest, started: bigint, body: Buffer): Promise<void> {
+async function serveRequest(ctx: CallContext, res: ServerResponse, reply: ClientReply, request: JsonRpcRequest, started: bigint, body: Buffer): Promise<void> {
   let route: Route | undefined;
   let response: JsonRpcResponse | undefined;
   let outcome: McpCallEvent['outcome'] = 'ok';
@@ -192,7 +191,7 @@ interface Recorded {
 }
 
 /** Hands the call record to the recorder (buffered, published off the hot path). */
-function record(plane: DataPlane, ctx: Pick<CallContext, 'principal' | 'resolved' | 'session'>, res: Response, call: Recorded): void {
+function record(plane: DataPlane, ctx: Pick<CallContext, 'principal' | 'resolved' | 'session'>, res: ServerResponse, call: Recorded): void {
   const gateway = ctx.resolved.exposure.runtime.gateway!;
   const principal = ctx.principal;
   const request = call.capture !== undefined ? capUtf8(call.capture) : undefined;

@@ -1,4 +1,4 @@
-import type { Request } from 'express';
+import type { IncomingMessage } from 'node:http';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import type { McpPrincipal } from '../oauth/resource-server';
 import type { DataPlane } from './data-plane';
@@ -17,7 +17,7 @@ export interface OpenedSession {
  * and person, is older than the maximum age, or was ended. A `MCP-Protocol-Version` header, when sent, must be a
  * version this gateway speaks (400 otherwise).
  */
-export async function requireSession(plane: DataPlane, req: Request, principal: McpPrincipal): Promise<OpenedSession> {
+export async function requireSession(plane: DataPlane, req: IncomingMessage, principal: McpPrincipal): Promise<OpenedSession> {
   const id = req.headers['mcp-session-id'];
   if (typeof id !== 'string' || id === '') throw McpHttpError.sessionRequired();
   // Opening is a pure function of the id (decrypt, parse, hash): remembered; owner, age and end are checked every time.

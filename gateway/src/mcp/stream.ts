@@ -1,6 +1,6 @@
-import type { Request, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RuntimeServer } from '@platform/proto/gen/platform/catalog/v1/catalog';
-import { mcpPrincipalOf } from '../oauth/resource-server';
+import type { McpPrincipal } from '../oauth/resource-server';
 import { ClientReply } from './client-reply';
 import { endpointFor, type CallContext, type DataPlane } from './data-plane';
 import { toClient } from './forward';
@@ -24,8 +24,7 @@ const LIST_CHANGES: JsonRpcMessage[] = [
  * upstream (their notifications, and their questions with relay ids), reconnecting to an upstream whose stream drops,
  * and adds its own list-changed notifications when the catalog changes what the gateway exposes.
  */
-export async function handleGet(plane: DataPlane, req: Request, res: Response): Promise<void> {
-  const principal = mcpPrincipalOf(res);
+export async function handleGet(plane: DataPlane, req: IncomingMessage, res: ServerResponse, principal: McpPrincipal): Promise<void> {
   const accept = req.headers.accept ?? '';
   if (!accept.includes('text/event-stream')) throw new McpHttpError(406, RPC.invalidRequest, 'Not Acceptable: the client must accept text/event-stream');
   const { key, session } = await requireSession(plane, req, principal);
@@ -76,8 +75,7 @@ async function pumpUpstream(ctx: CallContext, server: RuntimeServer, reply: Clie
 }
 
 /** DELETE /mcp/{slug}: ends the session here and upstream; every replica refuses it from now on. */
-export async function handleDelete(plane: DataPlane, req: Request, res: Response): Promise<void> {
-  const principal = mcpPrincipalOf(res);
+export async function handleDelete(plane: DataPlane, req: IncomingMessage, res: ServerResponse, principal: McpPrincipal): Promise<void> {
   const { key, session } = await requireSession(plane, req, principal);
   const resolved = await plane.exposures.get(principal.gateway.slug);
   const ctx: CallContext = { plane, principal, resolved, session, sessionKey: key };
@@ -91,5 +89,5 @@ export async function handleDelete(plane: DataPlane, req: Request, res: Response
     }),
   );
   plane.overrides.forgetSession(key, resolved.exposure.runtime.servers.map((server) => server.id));
-  res.status(200).end();
+  res.writeHead(200).end();
 }

@@ -1,11 +1,9 @@
 import type { Express } from 'express';
 import type { EdgeDeps } from '../edge-deps';
-import { onEdgeStop } from '../edge-stop';
 import type { AnyRouteDefinition } from '../route';
 import { mountAuthorize } from './authorize/handlers';
 import { mountConnectedAppsPage } from './connected-apps';
 import { connectionRoutes } from './connections';
-import { mountMcpEndpoint } from '../mcp/mount';
 import { mountJwks } from './jwks';
 import { mountDiscovery } from './metadata';
 import { mountRegister } from './register';
@@ -13,12 +11,12 @@ import { mountRevoke } from './revoke';
 import { mountToken } from './token';
 import { trustedClientRoutes } from './trusted-clients';
 
-export { requireGatewayToken, mcpPrincipalOf, type McpPrincipal } from './resource-server';
+export { createGatewayTokenCheck, type McpPrincipal } from './resource-server';
 
 /**
  * The OAuth 2.1 authorization server of the MCP gateways (§4.1) outside `/v1`: discovery documents, authorize
- * and consent, token, registration and revocation, the connected-apps page, and the resource-server check of
- * `/mcp/{slug}`. Decisions are written down in docs/oauth.md.
+ * and consent, token, registration and revocation and the connected-apps page (the resource-server check of
+ * `/mcp/{slug}` is resource-server.ts, used by the data plane). Decisions are written down in docs/oauth.md.
  */
 export function mountOAuth(app: Express, deps: EdgeDeps): void {
   mountDiscovery(app, deps);
@@ -28,7 +26,6 @@ export function mountOAuth(app: Express, deps: EdgeDeps): void {
   mountRegister(app, deps);
   mountRevoke(app, deps);
   mountConnectedAppsPage(app, deps);
-  mountMcpEndpoint(app, deps, (stop) => onEdgeStop(app, stop));
 }
 
 /** Connected apps and trusted clients under `/v1`. */

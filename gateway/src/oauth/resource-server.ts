@@ -1,12 +1,11 @@
 import type { Gateway } from '@platform/proto/gen/platform/catalog/v1/catalog';
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { AppError } from '@platform/runtime';
 import type { EdgeDeps } from '../edge-deps';
 import { createRemembered } from '../auth/remembered';
 import { isSlug } from '../slug';
 import { protectedResourceMetadataUrl } from './resource';
 
-/** Who is calling a gateway, set on `res.locals.mcpPrincipal` by `requireGatewayToken`. */
+/** Who is calling a gateway, as the resource-server check admitted them. */
 export interface McpPrincipal {
   personId: string;
   email: string;
@@ -22,13 +21,6 @@ export interface McpPrincipal {
 
 const ACCESS_TOKEN_PREFIX = 'svcat_';
 
-/** The principal `requireGatewayToken` admitted. */
-export function mcpPrincipalOf(res: Response): McpPrincipal {
-  const principal = res.locals.mcpPrincipal as McpPrincipal | undefined;
-  if (!principal) throw new Error('mcpPrincipalOf called before requireGatewayToken');
-  return principal;
-}
-
 /**
  * The resource-server check of `/mcp/:slug` (§5.5), run on every request. With AUTH_CACHE_SECONDS the answer
  * is remembered only while the shared auth generation is unchanged (every revocation, suspension, removal or
@@ -40,28 +32,25 @@ export function mcpPrincipalOf(res: Response): McpPrincipal {
  *   its connection ended or its person inactive) → the same 401 plus `error="invalid_token"` (RFC 6750 §3.1);
  * - a valid token whose person may no longer use the gateway → 404.
  */
-export function requireGatewayToken(deps: EdgeDeps): RequestHandler {
+export function createGatewayTokenCheck(deps: EdgeDeps): (slug: string, authorization: string | undefined) => Promise<McpPrincipal> {
   const remember = createRemembered<McpPrincipal>({
     ...(deps.settings.authCacheSeconds > 0 ? { cache: deps.cache } : {}),
     ttlMs: deps.settings.authCacheSeconds * 1000,
     expiresAt: (principal) => principal.tokenExpiresAt,
   });
-  return (req: Request, res: Response, next: NextFunction): void => {
-    check(deps, remember, req, res).then(next, next);
-  };
+  return (slug, authorization) => check(deps, remember, slug, authorization);
 }
 
 type Remember = ReturnType<typeof createRemembered<McpPrincipal>>;
 
-async function check(deps: EdgeDeps, remember: Remember, req: Request, res: Response): Promise<void> {
-  const slug = req.params.slug;
+async function check(deps: EdgeDeps, remember: Remember, slug: string, authorization: string | undefined): Promise<McpPrincipal> {
   if (!isSlug(slug)) throw AppError.notFound('Gateway');
   const metadata = protectedResourceMetadataUrl(deps.settings.appUrl, slug);
-  const token = bearerToken(req.headers.authorization);
+  const token = bearerToken(authorization);
   if (token === null) throw unauthorized(metadata, false, 'An access token is required');
   if (!token.startsWith(ACCESS_TOKEN_PREFIX)) throw unauthorized(metadata, true, 'The access token is not valid for this gateway');
 
-  res.locals.mcpPrincipal = await remember(token, slug, async () => {
+  return remember(token, slug, async () => {
     const validated = await deps.clients.identity.validateAccessToken({ token, gatewaySlug: slug });
     if (!validated.valid) throw unauthorized(metadata, true, 'The access token is not valid for this gateway');
     const access = await deps.clients.catalog.checkGatewayAccess({ slug, personId: validated.personId });

@@ -14,8 +14,12 @@ import { DropOldestBuffer } from './call-buffer';
 import type { CallRecorder, McpCallEvent } from './call-record';
 import { capUtf8 } from './call-payload';
 
-/** The event type of a call record on `mcp-calls.v1`. */
-export const CALL_EVENT_TYPE = 'mcp.call';
+/**
+ * The event type on `mcp-calls.v1`: a batch of call records, each with its own event id (`data.calls`). One bus
+ * message per batch rather than per call: encoding, sending and consuming a message cost far more than a record's
+ * few hundred bytes of JSON (docs/performance.md). Consumers also accept single `mcp.call` events.
+ */
+export const CALL_BATCH_EVENT_TYPE = 'mcp.calls';
 
 /** What a `mcp-calls.v1` event carries: the call, its payloads (if captured) capped and flagged when cut. */
 export type McpCallEventData = Omit<McpCallEvent, 'payloads'> & {
@@ -42,12 +46,14 @@ export interface CallRecorderOptions {
   dropWarningEveryMs?: number;
 }
 
+/** One call as a batch carries it: its own event id (the consumer stores each id once) and its data. */
+export type McpCallBatchItem = McpCallEventData & { id: string };
+
 interface PendingCall {
-  event: DomainEvent<McpCallEventData>;
-  headers: Record<string, string>;
+  item: McpCallBatchItem;
   /** Estimated bytes on the wire: bounds the buffer and keeps a batch well under Kafka's 1 MB message limit. */
   size: number;
-  /** The serialised event, made off the request path when first published (kept for retries). */
+  /** The serialised item, made off the request path when first published (kept for retries). */
   value?: string;
 }
 
@@ -69,12 +75,8 @@ function capPayloads(payloads: NonNullable<McpCallEvent['payloads']>): NonNullab
 function pendingCall(call: McpCallEvent): PendingCall {
   const { payloads, ...rest } = call;
   const data: McpCallEventData = payloads ? { ...rest, payloads: capPayloads(payloads) } : rest;
-  const id = randomUUID();
-  const event = { id, type: CALL_EVENT_TYPE, source: 'gateway', occurredAt: new Date().toISOString(), data };
-  // The request's trace context rides along, so storing the record joins the call's trace.
-  const headers = { ...injectTraceHeaders(), [EVENT_HEADERS.id]: id, [EVENT_HEADERS.type]: CALL_EVENT_TYPE };
   const payloadChars = data.payloads ? data.payloads.request.length + data.payloads.response.length : 0;
-  return { event, headers, size: RECORD_OVERHEAD_BYTES + payloadChars };
+  return { item: { id: randomUUID(), ...data }, size: RECORD_OVERHEAD_BYTES + payloadChars };
 }
 
 /** Settles like `promise`, or rejects once `deadline` (epoch ms) passes first. */
@@ -86,13 +88,18 @@ function beforeDeadline<T>(promise: Promise<T>, deadline: number): Promise<T> {
   return Promise.race([promise, expired]).finally(() => clearTimeout(timer));
 }
 
-const toMessage = (call: PendingCall): BusMessage => ({
-  topic: TOPICS.calls,
-  // Keyed by team: one team's records stay in order on one partition.
-  key: call.event.data.teamId,
-  value: (call.value ??= JSON.stringify(call.event)),
-  headers: call.headers,
-});
+/** One bus message for a batch of serialised items (an event envelope whose data is `{calls: [...]}`). */
+function batchMessage(values: string[]): BusMessage {
+  const id = randomUUID();
+  const envelope: Omit<DomainEvent<unknown>, 'data'> = { id, type: CALL_BATCH_EVENT_TYPE, source: 'gateway', occurredAt: new Date().toISOString() };
+  return {
+    topic: TOPICS.calls,
+    // Unkeyed: batches spread over the partitions; a record's order is its occurredAt, not its position.
+    key: null,
+    value: `${JSON.stringify(envelope).slice(0, -1)},"data":{"calls":[${values.join(',')}]}}`,
+    headers: { ...injectTraceHeaders(), [EVENT_HEADERS.id]: id, [EVENT_HEADERS.type]: CALL_BATCH_EVENT_TYPE },
+  };
+}
 
 /**
  * The data plane's call recorder: `record` only appends to a bounded in-memory buffer and returns; batches go
@@ -166,20 +173,20 @@ export function createCallRecorder(options: CallRecorderOptions): CallRecorder {
     } else if (!timer) arm(lingerMs);
   }
 
-  /** The batch's messages; a record that cannot be serialised is dropped, never retried. */
+  /** The batch's message; a record that cannot be serialised is dropped, never retried. */
   function messagesOf(batch: PendingCall[]): { sendable: PendingCall[]; messages: BusMessage[] } {
     const sendable: PendingCall[] = [];
-    const messages: BusMessage[] = [];
+    const values: string[] = [];
     for (const call of batch) {
       try {
-        messages.push(toMessage(call));
+        values.push((call.value ??= JSON.stringify(call.item)));
         sendable.push(call);
       } catch (error) {
         noteDropped('invalid', 1);
         logger.warn({ err: error instanceof Error ? error.message : String(error) }, 'MCP call record could not be serialised');
       }
     }
-    return { sendable, messages };
+    return { sendable, messages: values.length > 0 ? [batchMessage(values)] : [] };
   }
 
   /** Publishes batches until the buffer is empty; on a failure puts the batch back and arms the back-off. */

@@ -2,8 +2,12 @@ import { z } from 'zod';
 import type { DomainEvent, Logger, Transaction } from '@platform/runtime';
 import { insertCallRecords, type NewCallRecord } from '../store/calls-store';
 
-/** The event type the edge's call recorder publishes on `mcp-calls.v1`. */
+/**
+ * The event types on `mcp-calls.v1`: the edge's recorder publishes batches (`mcp.calls`, each item with its own event
+ * id); a single call (`mcp.call`) is accepted too.
+ */
 export const CALL_EVENT_TYPE = 'mcp.call';
+export const CALL_BATCH_EVENT_TYPE = 'mcp.calls';
 
 export const CALL_OUTCOMES = ['ok', 'error', 'refused', 'timeout', 'upstream_unavailable', 'cancelled'] as const;
 
@@ -54,26 +58,37 @@ const callEventData = z.object({
     .optional(),
 });
 
-/**
- * The stored form of a call event, or null (logged, never its content: it may hold payloads) when the event is of
- * another type or shape; such events are skipped rather than retried forever.
- */
-function callRecordOf(event: DomainEvent<unknown>, logger: Logger): NewCallRecord | null {
-  if (event.type !== CALL_EVENT_TYPE) {
-    logger.warn({ eventId: event.id, type: event.type, source: event.source }, 'unexpected event on the calls topic skipped');
-    return null;
+const batchData = z.object({ calls: z.array(z.object({ id: z.uuid() }).loose()).max(10_000) });
+
+/** The calls an event carries, each with its own event id: one for `mcp.call`, the items of a `mcp.calls` batch. */
+function callsOf(event: DomainEvent<unknown>, logger: Logger): Array<{ id: string; data: unknown }> {
+  if (event.type === CALL_EVENT_TYPE) return [{ id: event.id, data: event.data }];
+  if (event.type === CALL_BATCH_EVENT_TYPE) {
+    const parsed = batchData.safeParse(event.data);
+    if (parsed.success) return parsed.data.calls.map(({ id, ...data }) => ({ id, data }));
+    logger.warn({ eventId: event.id, source: event.source, fields: parsed.error.issues.map((issue) => issue.path.join('.')) }, 'call batch in an unexpected shape skipped');
+    return [];
   }
-  const parsed = callEventData.safeParse(event.data);
+  logger.warn({ eventId: event.id, type: event.type, source: event.source }, 'unexpected event on the calls topic skipped');
+  return [];
+}
+
+/**
+ * The stored form of one call, or null (logged, never its content: it may hold payloads) when it is in another
+ * shape; such calls are skipped rather than retried forever.
+ */
+function callRecordOf(call: { id: string; data: unknown }, source: string, logger: Logger): NewCallRecord | null {
+  const parsed = callEventData.safeParse(call.data);
   if (!parsed.success) {
     const fields = parsed.error.issues.map((issue) => issue.path.join('.'));
-    logger.warn({ eventId: event.id, source: event.source, fields }, 'call record in an unexpected shape skipped');
+    logger.warn({ eventId: call.id, source, fields }, 'call record in an unexpected shape skipped');
     return null;
   }
   const data = parsed.data;
   const request = data.payloads && payload(data.payloads.request, data.payloads.requestTruncated);
   const response = data.payloads && payload(data.payloads.response, data.payloads.responseTruncated);
   return {
-    eventId: event.id,
+    eventId: call.id,
     teamId: data.teamId,
     occurredAt: data.occurredAt,
     method: data.method,
@@ -97,8 +112,13 @@ function callRecordOf(event: DomainEvent<unknown>, logger: Logger): NewCallRecor
   };
 }
 
-/** Stores call records (the consumer runs this once per event id, in its transaction), in one statement per 500. */
+/**
+ * Stores call records (the consumer runs this once per event id, in its transaction) in one statement; each record's
+ * own event id is unique in the table, so a call published again in another batch is stored once.
+ */
 export async function storeCallEvents(tx: Transaction, events: readonly DomainEvent<unknown>[], logger: Logger): Promise<void> {
-  const records = events.map((event) => callRecordOf(event, logger)).filter((record): record is NewCallRecord => record !== null);
+  const records = events
+    .flatMap((event) => callsOf(event, logger).map((call) => callRecordOf(call, event.source, logger)))
+    .filter((record): record is NewCallRecord => record !== null);
   if (records.length > 0) await insertCallRecords(tx, records);
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createCallRecorder, type McpCallEventData } from '@platform/gateway';
+import { createCallRecorder, type McpCallBatchItem } from '@platform/gateway';
 import { callRecordsDropped, parseDomainEvent, type EventBus, type ReceivedMessage } from '@platform/runtime';
 import { eventually, memoryLogger } from '@platform/test';
 import { callEvent, collectCalls, isolatedBus, switchableBus } from './fixtures';
@@ -12,7 +12,7 @@ async function dropped(reason: string): Promise<number> {
   return (await callRecordsDropped.get()).values.find((value) => value.labels.reason === reason)?.value ?? 0;
 }
 
-const dataOf = (message: ReceivedMessage) => parseDomainEvent(message.value)!.data as McpCallEventData;
+const itemsOf = (message: ReceivedMessage) => (parseDomainEvent(message.value)!.data as { calls: McpCallBatchItem[] }).calls;
 
 /** The edge's call recorder (gateway/src/mcp/call-recorder.ts) on the real bus: batching, bounds, failures, payload caps. */
 describe('call recorder', () => {
@@ -29,36 +29,40 @@ describe('call recorder', () => {
     await bus?.close();
   });
 
-  /** The messages received so far for one team. */
-  const messagesOf = (teamId: string) => received.messages.filter((message) => message.key === teamId);
+  /** The calls received so far for one team, in order, and the bus messages (batches) that carried them. */
+  const callsOf = (teamId: string) => received.messages.flatMap(itemsOf).filter((call) => call.teamId === teamId);
+  const batchesOf = (teamId: string) => received.messages.filter((message) => itemsOf(message).some((call) => call.teamId === teamId));
 
-  it('publishes a full batch at once as mcp.call envelopes keyed by team, and the rest on flush', async () => {
+  it('publishes a full batch at once as one mcp.calls event, each call with its own id, and the rest on flush', async () => {
     const teamId = randomUUID();
     const recorder = createCallRecorder({ bus, logger: log.logger, batchSize: 3, lingerMs: NEVER });
     const calls = [1, 2, 3, 4].map((n) => callEvent(teamId, { exposedName: `tool-${n}` }));
     for (const call of calls.slice(0, 3)) recorder.record(call);
 
-    const firstBatch = await eventually(() => messagesOf(teamId), (messages) => messages.length === 3);
+    const firstBatch = await eventually(() => batchesOf(teamId), (batches) => batches.length === 1);
     recorder.record(calls[3]!);
     await recorder.flush();
-    const all = await eventually(() => messagesOf(teamId), (messages) => messages.length === 4);
+    const batches = await eventually(() => batchesOf(teamId), (found) => found.length === 2);
 
-    expect(firstBatch.map((m) => dataOf(m).exposedName)).toEqual(['tool-1', 'tool-2', 'tool-3']);
-    expect(all.map((m) => dataOf(m).exposedName)).toEqual(['tool-1', 'tool-2', 'tool-3', 'tool-4']);
-    const event = parseDomainEvent(all[0]!.value)!;
-    expect(event).toMatchObject({ type: 'mcp.call', source: 'gateway' });
+    expect(itemsOf(firstBatch[0]!).map((call) => call.exposedName)).toEqual(['tool-1', 'tool-2', 'tool-3']);
+    expect(itemsOf(batches.find((found) => found !== firstBatch[0])!).map((call) => call.exposedName)).toEqual(['tool-4']);
+    const event = parseDomainEvent(batches[0]!.value)!;
+    expect(event).toMatchObject({ type: 'mcp.calls', source: 'gateway' });
     expect(event.id).toMatch(/^[0-9a-f-]{36}$/);
-    expect(all[0]!.headers['event-id']).toBe(event.id);
-    expect(all[0]!.headers['event-type']).toBe('mcp.call');
-    expect(event.data).toEqual(calls[0]);
-    expect(new Set(all.map((m) => parseDomainEvent(m.value)!.id)).size).toBe(4);
+    expect(batches[0]!.headers['event-id']).toBe(event.id);
+    expect(batches[0]!.headers['event-type']).toBe('mcp.calls');
+    const { id, ...first } = itemsOf(batches[0]!)[0]!;
+    expect(first).toEqual(calls[0]);
+    const ids = callsOf(teamId).map((call) => call.id);
+    expect(ids.every((callId) => /^[0-9a-f-]{36}$/.test(callId) && callId !== event.id)).toBe(true);
+    expect(new Set([...ids, id]).size).toBe(4);
   });
 
   it('publishes a lone record after the linger time without a flush', async () => {
     const teamId = randomUUID();
     const recorder = createCallRecorder({ bus, logger: log.logger, batchSize: 200, lingerMs: 20 });
     recorder.record(callEvent(teamId));
-    await eventually(() => messagesOf(teamId), (messages) => messages.length === 1);
+    await eventually(() => callsOf(teamId), (found) => found.length === 1);
   });
 
   it('never throws into the caller while publishing throws, and delivers everything once the bus is back', async () => {
@@ -70,12 +74,13 @@ describe('call recorder', () => {
     for (let n = 1; n <= 5; n += 1) expect(() => recorder.record(callEvent(teamId, { exposedName: `tool-${n}` }))).not.toThrow();
     // Several attempts failed (the back-off retries on its own) and nothing got through.
     await eventually(() => failing.attempts, (attempts) => attempts >= 3);
-    expect(messagesOf(teamId)).toEqual([]);
+    expect(callsOf(teamId)).toEqual([]);
     expect(log.lines.some((line) => line.msg === 'publishing MCP call records failed; will retry')).toBe(true);
 
     failing.down = false;
-    const delivered = await eventually(() => messagesOf(teamId), (messages) => messages.length === 5);
-    expect(delivered.map((m) => dataOf(m).exposedName)).toEqual(['tool-1', 'tool-2', 'tool-3', 'tool-4', 'tool-5']);
+    const delivered = await eventually(() => callsOf(teamId), (found) => found.length === 5);
+    // Batches are unkeyed (spread over partitions), so they may arrive in any order: each call once is what counts.
+    expect(delivered.map((call) => call.exposedName).sort()).toEqual(['tool-1', 'tool-2', 'tool-3', 'tool-4', 'tool-5']);
   });
 
   it('keeps the newest records beyond its bound, counting and warning about the dropped ones', async () => {
@@ -100,8 +105,8 @@ describe('call recorder', () => {
 
     failing.down = false;
     await recorder.flush();
-    const delivered = await eventually(() => messagesOf(teamId), (messages) => messages.length === 4);
-    expect(delivered.map((m) => dataOf(m).exposedName)).toEqual(['tool-7', 'tool-8', 'tool-9', 'tool-10']);
+    const delivered = await eventually(() => callsOf(teamId), (found) => found.length === 4);
+    expect(delivered.map((call) => call.exposedName)).toEqual(['tool-7', 'tool-8', 'tool-9', 'tool-10']);
   });
 
   it('gives up on flush when the bus stays down past the deadline, counting the loss, without throwing', async () => {
@@ -121,8 +126,8 @@ describe('call recorder', () => {
     failing.down = false;
     recorder.record(callEvent(teamId, { exposedName: 'after' }));
     await recorder.flush();
-    const delivered = await eventually(() => messagesOf(teamId), (messages) => messages.length === 1);
-    expect(dataOf(delivered[0]!).exposedName).toBe('after');
+    const delivered = await eventually(() => callsOf(teamId), (found) => found.length === 1);
+    expect(delivered[0]!.exposedName).toBe('after');
   });
 
   it('caps each captured payload at 16 KiB of UTF-8 without splitting a character, and marks it truncated', async () => {
@@ -136,8 +141,8 @@ describe('call recorder', () => {
     recorder.record(callEvent(teamId, { exposedName: 'uncaptured' }));
     await recorder.flush();
 
-    const delivered = await eventually(() => messagesOf(teamId), (messages) => messages.length === 3);
-    const byName = new Map(delivered.map((m) => [dataOf(m).exposedName, dataOf(m)]));
+    const delivered = await eventually(() => callsOf(teamId), (found) => found.length === 3);
+    const byName = new Map(delivered.map((call) => [call.exposedName, call]));
     const big = byName.get('big')!.payloads!;
     expect(Buffer.byteLength(big.request, 'utf8')).toBe(CAP);
     expect(big.request).toBe('é'.repeat(CAP / 2));
@@ -155,8 +160,8 @@ describe('call recorder', () => {
     recorder.record(callEvent(teamId, { exposedName: 'fine' }));
     await recorder.flush();
 
-    const delivered = await eventually(() => messagesOf(teamId), (messages) => messages.length === 1);
-    expect(dataOf(delivered[0]!).exposedName).toBe('fine');
+    const delivered = await eventually(() => callsOf(teamId), (found) => found.length === 1);
+    expect(delivered[0]!.exposedName).toBe('fine');
     expect(await dropped('invalid')).toBe(before + 1);
   });
 });

@@ -179,6 +179,29 @@ describe('call records', () => {
     expect(requestIds).toContain(marker.requestId);
   });
 
+  it('stores the calls of an mcp.calls batch, each id once even when it comes again in another batch, skipping only a malformed item', async () => {
+    const [first, second, broken] = [ownerCall(), ownerCall(), ownerCall({ outcome: 'exploded' as McpCallEvent['outcome'] })];
+    const item = (call: McpCallEvent, id = randomUUID()) => ({ id, ...call });
+    const repeated = item(second);
+    const batch = (items: unknown[]) => ({
+      topic: TOPICS.calls,
+      key: team.id,
+      value: JSON.stringify({ id: randomUUID(), type: 'mcp.calls', source: 'gateway', occurredAt: new Date().toISOString(), data: { calls: items } }),
+      headers: {},
+    });
+    // The second batch repeats one call (a retry after a failed publish regroups records into new batches). Same
+    // key, so one partition: the consumer meets the marker's batch last.
+    const marker = ownerCall();
+    await bus.publish([batch([item(first), repeated, item(broken)]), batch([repeated]), batch([item(marker)])]);
+    const requestIds = await eventually(
+      async () => ((await owner.client.get(calls(team.slug, '?limit=200'))).body.data as CallJson[]).map((call) => call.requestId),
+      (ids) => ids.includes(marker.requestId),
+    );
+    expect(requestIds).toContain(first.requestId);
+    expect(requestIds.filter((id) => id === second.requestId)).toHaveLength(1);
+    expect(requestIds).not.toContain(broken.requestId);
+  });
+
   describe('listing', () => {
     let listTeam: { slug: string; id: string };
     let gatewayA: Target;

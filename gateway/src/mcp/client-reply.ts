@@ -20,14 +20,16 @@ export class ClientReply {
     return this.res.writableEnded || this.res.destroyed;
   }
 
-  /** One JSON answer (also used for errors before a stream began), headers and body in one write. */
-  json(status: number, message: JsonRpcMessage, headers: Record<string, string> = {}): void {
+  /**
+   * One JSON answer (also used for errors before a stream began), headers and body in one write. `text`, when given,
+   * is the message already serialised (an upstream's answer relayed unchanged).
+   */
+  json(status: number, message: JsonRpcMessage, headers: Record<string, string> = {}, text = JSON.stringify(message)): void {
     if (this.finished) return;
     if (this.streaming) {
       this.final(message);
       return;
     }
-    const text = JSON.stringify(message);
     const length = Buffer.byteLength(text);
     this.lastMessage = text;
     this.bytes += length;
@@ -57,10 +59,10 @@ export class ClientReply {
   }
 
   /** The request's answer: as JSON when nothing was streamed yet, else as the stream's last event. */
-  final(message: JsonRpcMessage): void {
+  final(message: JsonRpcMessage, text?: string): void {
     if (this.finished) return;
     if (!this.streaming) {
-      this.json(200, message);
+      this.json(200, message, {}, text);
       return;
     }
     this.lastMessage = JSON.stringify(message);

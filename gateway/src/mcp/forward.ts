@@ -106,7 +106,7 @@ export async function forwardRequest(
     switch (answer.kind) {
       case 'json': {
         if (!isResponse(answer.message) || answer.message.id !== request.id) throw malformed(server);
-        reply.final(answer.message);
+        reply.final(answer.message, answer.text);
         return { response: answer.message };
       }
       case 'stream':

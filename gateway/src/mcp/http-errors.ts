@@ -30,18 +30,31 @@ export class McpHttpError extends Error {
   }
 }
 
-/** Reads the raw body up to `limit` bytes (413 beyond), as UTF-8 text. */
-export async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+/** Reads the raw body up to `limit` bytes (413 beyond). Plain events rather than an async iterator: this is per request. */
+export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   const declared = Number(req.headers['content-length'] ?? 0);
-  if (declared > limit) throw new McpHttpError(413, RPC.invalidRequest, `The message is larger than ${limit} bytes`);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > limit) throw new McpHttpError(413, RPC.invalidRequest, `The message is larger than ${limit} bytes`);
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks);
+  if (declared > limit) return Promise.reject(tooLarge(limit));
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        req.off('data', onData);
+        req.resume();
+        reject(tooLarge(limit));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    req.on('data', onData);
+    req.once('end', () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
+    req.once('error', reject);
+  });
+}
+
+function tooLarge(limit: number): McpHttpError {
+  return new McpHttpError(413, RPC.invalidRequest, `The message is larger than ${limit} bytes`);
 }
 
 /** One JSON answer, written in a single call (headers and body leave together). */

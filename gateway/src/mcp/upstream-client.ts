@@ -23,7 +23,8 @@ export interface UpstreamEndpoint {
 
 export type UpstreamAnswer =
   | { kind: 'accepted' }
-  | { kind: 'json'; message: unknown; sessionId: string }
+  /** `text` is the body as received: relayed as it is when the message needs no change. */
+  | { kind: 'json'; message: unknown; text: string; sessionId: string }
   | { kind: 'stream'; messages: AsyncIterable<UpstreamStreamItem>; sessionId: string }
   /** The upstream no longer knows the session (HTTP 404 with a session id): re-initialize and retry. */
   | { kind: 'session_expired' };
@@ -176,7 +177,7 @@ export async function postToUpstream(endpoint: UpstreamEndpoint, message: JsonRp
       throw upstreamFailure(endpoint.serverSlug, error, options.timeoutSeconds);
     });
     try {
-      return { kind: 'json', message: JSON.parse(text) as unknown, sessionId };
+      return { kind: 'json', message: JSON.parse(text) as unknown, text, sessionId };
     } catch {
       throw protocolError(endpoint.serverSlug, 'malformed JSON');
     }

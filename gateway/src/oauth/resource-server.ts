@@ -45,18 +45,19 @@ type Remember = ReturnType<typeof createRemembered<McpPrincipal>>;
 
 async function check(deps: EdgeDeps, remember: Remember, slug: string, authorization: string | undefined): Promise<McpPrincipal> {
   if (!isSlug(slug)) throw AppError.notFound('Gateway');
-  const metadata = protectedResourceMetadataUrl(deps.settings.appUrl, slug);
+  // Only refusals need the metadata URL.
+  const metadata = () => protectedResourceMetadataUrl(deps.settings.appUrl, slug);
   const token = bearerToken(authorization);
-  if (token === null) throw unauthorized(metadata, false, 'An access token is required');
-  if (!token.startsWith(ACCESS_TOKEN_PREFIX)) throw unauthorized(metadata, true, 'The access token is not valid for this gateway');
+  if (token === null) throw unauthorized(metadata(), false, 'An access token is required');
+  if (!token.startsWith(ACCESS_TOKEN_PREFIX)) throw unauthorized(metadata(), true, 'The access token is not valid for this gateway');
 
   return remember(token, slug, async () => {
     const validated = await deps.clients.identity.validateAccessToken({ token, gatewaySlug: slug });
-    if (!validated.valid) throw unauthorized(metadata, true, 'The access token is not valid for this gateway');
+    if (!validated.valid) throw unauthorized(metadata(), true, 'The access token is not valid for this gateway');
     const access = await deps.clients.catalog.checkGatewayAccess({ slug, personId: validated.personId });
     if (!access.allowed || !access.gateway) throw AppError.notFound('Gateway');
     // The slug may have been given to a new gateway since the token was issued: the token is not for this one.
-    if (access.gateway.id !== validated.gatewayId) throw unauthorized(metadata, true, 'The access token is not valid for this gateway');
+    if (access.gateway.id !== validated.gatewayId) throw unauthorized(metadata(), true, 'The access token is not valid for this gateway');
     return {
       personId: validated.personId,
       email: validated.email,

@@ -54,7 +54,8 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
 }
 
 function tooLarge(limit: number): McpHttpError {
-  return new McpHttpError(413, RPC.invalidRequest, `The message is larger than ${limit} bytes`);
+  // The connection closes after the answer, so the rest of an oversized body is not read.
+  return new McpHttpError(413, RPC.invalidRequest, `The message is larger than ${limit} bytes`, { connection: 'close' });
 }
 
 /** One JSON answer, written in a single call (headers and body leave together). */

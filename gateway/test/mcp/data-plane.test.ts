@@ -248,6 +248,22 @@ describe('MCP gateway data plane', () => {
     expect(foreign.status).toBe(403);
     const put = await fetch(platform.url(`/mcp/${gatewaySlug}`), { method: 'PUT', headers: { authorization: `Bearer ${token}` } });
     expect(put.status).toBe(405);
+    expect(put.headers.get('allow')).toBe('GET, POST, DELETE');
+
+    // Larger than MCP_MAX_MESSAGE_BYTES (4 MiB by default), declared or streamed without a length: 413, nothing relayed.
+    const huge = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping', params: { pad: 'x'.repeat(4 * 1024 * 1024) } });
+    const declared = await post({}, huge);
+    expect(declared.status).toBe(413);
+    expect(await declared.json()).toMatchObject({ jsonrpc: '2.0', id: null, error: { message: expect.stringMatching(/larger than/) } });
+    const streamed = await fetch(platform.url(`/mcp/${gatewaySlug}`), {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: new Blob([huge]).stream(),
+      duplex: 'half',
+    } as RequestInit);
+    expect(streamed.status).toBe(413);
+    // Below the endpoint is nothing: deeper paths are the edge's plain 404.
+    expect((await fetch(platform.url(`/mcp/${gatewaySlug}/more`), { method: 'POST', headers: { authorization: `Bearer ${token}` } })).status).toBe(404);
   });
 
   it('refuses a session id to another person of the same gateway', async () => {

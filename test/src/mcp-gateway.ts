@@ -58,7 +58,7 @@ export async function gatewayAccessToken(platform: TestPlatform, cookie: string,
 export async function publishedMcpServer(
   client: ApiClient,
   team: string,
-  options: { slug: string; url: string; sendIdentity?: boolean; capturePayloads?: boolean; timeoutSeconds?: number; authValue?: string },
+  options: { slug: string; url: string; transport?: 'streamable-http' | 'sse'; sendIdentity?: boolean; capturePayloads?: boolean; timeoutSeconds?: number; authValue?: string },
   reviewer?: ApiClient,
 ): Promise<string> {
   const created = expectStatus(
@@ -66,6 +66,7 @@ export async function publishedMcpServer(
       name: `Server ${options.slug}`,
       slug: options.slug,
       url: options.url,
+      ...(options.transport !== undefined ? { transport: options.transport } : {}),
       ...(options.sendIdentity !== undefined ? { sendIdentity: options.sendIdentity } : {}),
       ...(options.capturePayloads !== undefined ? { capturePayloads: options.capturePayloads } : {}),
       ...(options.timeoutSeconds !== undefined ? { timeoutSeconds: options.timeoutSeconds } : {}),

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { McpServer, ResourceTemplate, type RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { ElicitResultSchema, ListRootsResultSchema, SubscribeRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
@@ -189,6 +190,64 @@ export async function startMcpUpstream(options: McpUpstreamOptions): Promise<Mcp
       await new Promise<void>((resolve) => http.close(() => resolve()));
     },
   });
+}
+
+/** An upstream speaking the legacy HTTP+SSE transport (MCP 2024-11-05), for gateways that must still relay to one. */
+export interface LegacySseUpstream {
+  /** `http://127.0.0.1:{port}/sse`: the GET stream; it names `/messages?sessionId=…` for the client's POSTs. */
+  url: string;
+  /** Streams open now (one per client connection). */
+  openStreams(): number;
+  /** Ends every stream, as a restarted server would. */
+  dropStreams(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The same tools, resources and prompts as startMcpUpstream, over the SDK's (deprecated) SSEServerTransport. */
+export async function startLegacySseUpstream(options: { name: string }): Promise<LegacySseUpstream> {
+  const transports = new Map<string, SSEServerTransport>();
+  const http: Server = createServer((request, response) => {
+    void (async () => {
+      const url = new URL(request.url ?? '/', 'http://upstream');
+      if (request.method === 'GET' && url.pathname === '/sse') {
+        const transport = new SSEServerTransport('/messages', response);
+        transports.set(transport.sessionId, transport);
+        response.on('close', () => transports.delete(transport.sessionId));
+        const { server } = buildServer(options.name, () => `Echoes text back (${options.name})`, () => undefined);
+        await server.connect(transport);
+        return;
+      }
+      if (request.method === 'POST' && url.pathname === '/messages') {
+        const transport = transports.get(url.searchParams.get('sessionId') ?? '');
+        if (!transport) {
+          response.writeHead(404).end('unknown session');
+          return;
+        }
+        await transport.handlePostMessage(request, response, await bodyOf(request));
+        return;
+      }
+      response.writeHead(404).end();
+    })().catch(() => {
+      if (!response.headersSent) response.writeHead(500).end();
+    });
+  });
+  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+  const { port } = http.address() as AddressInfo;
+  const dropStreams = async () => {
+    const all = [...transports.values()];
+    transports.clear();
+    await Promise.allSettled(all.map((transport) => transport.close()));
+  };
+  return {
+    url: `http://127.0.0.1:${port}/sse`,
+    openStreams: () => transports.size,
+    dropStreams,
+    async close() {
+      await dropStreams();
+      http.closeAllConnections();
+      await new Promise<void>((resolve) => http.close(() => resolve()));
+    },
+  };
 }
 
 /**

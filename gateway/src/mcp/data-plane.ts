@@ -9,6 +9,7 @@ import type { CallRecorder } from './call-record';
 import { GatewayExposures, type ResolvedGateway } from './exposures';
 import { createIdentityTokenSigner } from './identity-token';
 import { InFlightRequests } from './in-flight';
+import { LegacySseConnection, LegacySseConnections } from './legacy-sse';
 import type { McpSession } from './session';
 import type { OpenedSession } from './session-check';
 import { SessionLiveness } from './session-liveness';
@@ -49,6 +50,8 @@ export interface DataPlane {
   openedSessions: BoundedMap<string, OpenedSession>;
   /** Local single flight of upstream initializations, by session key and server. */
   initializing: Map<string, Promise<UpstreamEndpoint>>;
+  /** This replica's connections to upstreams on the legacy HTTP+SSE transport. */
+  legacy: LegacySseConnections;
   /** Asks the catalog to re-discover a server that said its lists changed (debounced per server). */
   refreshSoon(server: RuntimeServer): void;
   close(): Promise<void>;
@@ -94,6 +97,7 @@ export function createDataPlane(deps: EdgeDeps): DataPlane {
     tokens: createIdentityTokenSigner(deps),
     openedSessions: new BoundedMap(10_000),
     initializing: new Map(),
+    legacy: new LegacySseConnections(),
     refreshSoon(server) {
       if (refreshTimers.has(server.id)) return;
       const timer = setTimeout(() => {
@@ -112,7 +116,7 @@ export function createDataPlane(deps: EdgeDeps): DataPlane {
     async close() {
       for (const timer of refreshTimers.values()) clearTimeout(timer);
       await listening;
-      await Promise.allSettled([exposures.close(), liveness.close(), inFlight.close(), recorder.flush()]);
+      await Promise.allSettled([exposures.close(), liveness.close(), inFlight.close(), recorder.flush(), plane.legacy.close()]);
       await dispatcher.close();
     },
   };
@@ -144,6 +148,11 @@ export async function upstreamHeaders(ctx: Pick<CallContext, 'plane' | 'principa
 export async function endpointFor(ctx: CallContext, server: RuntimeServer, stale?: UpstreamEndpoint): Promise<UpstreamEndpoint> {
   const { plane, session, sessionKey } = ctx;
   const headers = await upstreamHeaders(ctx, server);
+  if (server.transport === 'sse') {
+    const options = { dispatcher: plane.dispatcher, maxMessageBytes: plane.settings.maxMessageBytes, timeoutSeconds: server.timeoutSeconds };
+    const legacy = await plane.legacy.connectionFor(sessionKey, server, () => LegacySseConnection.open(server, headers, session, options));
+    return { serverSlug: server.slug, url: server.url, headers, sessionId: '', protocolVersion: legacy.protocolVersion, legacy };
+  }
   const endpoint = (sessionId: string, protocolVersion: string): UpstreamEndpoint => ({ serverSlug: server.slug, url: server.url, headers, sessionId, protocolVersion });
   if (!stale) {
     const current = currentUpstreamSession(plane.overrides, session, sessionKey, server.id);

@@ -29,7 +29,8 @@ export async function initializeSession(
   const capabilities = (typeof params.capabilities === 'object' && params.capabilities !== null ? params.capabilities : {}) as Record<string, unknown>;
   const client = { protocolVersion, clientName: text(clientInfo.name), clientVersion: text(clientInfo.version, 60), clientCapabilities: capabilities };
 
-  const servers = resolved.exposure.runtime.servers;
+  // Legacy SSE upstreams hold a live connection per replica: opened on first use (legacy-sse.ts), not sealed here.
+  const servers = resolved.exposure.runtime.servers.filter((server) => server.transport !== 'sse');
   const ctx = { plane, principal, resolved };
   const opened = await Promise.allSettled(
     servers.map(async (server) =>

@@ -80,6 +80,7 @@ export async function handleDelete(plane: DataPlane, req: IncomingMessage, res: 
   const resolved = await plane.exposures.get(principal.gateway.slug);
   const ctx: CallContext = { plane, principal, resolved, session, sessionKey: key };
   await plane.liveness.end(key);
+  await plane.legacy.closeSession(key);
   await Promise.allSettled(
     resolved.exposure.runtime.servers.map(async (server) => {
       // Only upstream sessions that exist are ended; none is opened to be closed.

@@ -3,6 +3,7 @@ import { createParser } from 'eventsource-parser';
 import { request, type Dispatcher } from 'undici';
 import { AddressNotAllowedError, injectTraceHeaders } from '@platform/runtime';
 import { GatewayRpcError, RPC, type JsonRpcMessage } from './jsonrpc';
+import type { LegacySseConnection } from './legacy-sse';
 
 /**
  * The data plane's client side of MCP's Streamable HTTP transport, towards one upstream server: POST a message and
@@ -19,6 +20,8 @@ export interface UpstreamEndpoint {
   /** The upstream's session id ('' when it has none) and the protocol version negotiated with it. */
   sessionId: string;
   protocolVersion: string;
+  /** For a server on the legacy HTTP+SSE transport: this replica's live connection to it (legacy-sse.ts). */
+  legacy?: LegacySseConnection;
 }
 
 export type UpstreamAnswer =
@@ -70,7 +73,7 @@ function protocolError(slug: string, what: string): GatewayRpcError {
   return new GatewayRpcError(RPC.upstreamProtocolError, `Upstream server '${slug}' answered with ${what}`, 'error', 'protocol_error');
 }
 
-function httpError(slug: string, status: number): GatewayRpcError {
+export function httpError(slug: string, status: number): GatewayRpcError {
   const signIn = status === 401 || status === 403;
   return new GatewayRpcError(
     RPC.upstreamUnavailable,
@@ -156,6 +159,7 @@ export interface PostOptions {
 
 /** POSTs one JSON-RPC message to the upstream. Throws GatewayRpcError for every failure. */
 export async function postToUpstream(endpoint: UpstreamEndpoint, message: JsonRpcMessage, options: PostOptions): Promise<UpstreamAnswer> {
+  if (endpoint.legacy) return endpoint.legacy.send(message, endpoint.headers, options.signal);
   const { statusCode, headers, body } = await exchange(endpoint, 'POST', ACCEPT_BOTH, JSON.stringify(message), options);
   const sessionId = firstHeader(headers['mcp-session-id']);
   if (statusCode === 202) {
@@ -196,6 +200,7 @@ export async function openUpstreamStream(
   endpoint: UpstreamEndpoint,
   options: { dispatcher: Dispatcher; signal: AbortSignal; timeoutSeconds: number },
 ): Promise<AsyncIterable<UpstreamStreamItem> | null> {
+  if (endpoint.legacy) return endpoint.legacy.unsolicited(options.signal);
   const { statusCode, headers, body } = await exchange(endpoint, 'GET', 'text/event-stream', undefined, options);
   if (statusCode === 405 || statusCode === 404) {
     body.resume();

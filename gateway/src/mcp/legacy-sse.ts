@@ -1,0 +1,404 @@
+import { createParser } from 'eventsource-parser';
+import { request, type Dispatcher } from 'undici';
+import type { RuntimeServer } from '@platform/proto/gen/platform/catalog/v1/catalog';
+import { GatewayRpcError, isRequest, isResponse, RPC, type JsonRpcId, type JsonRpcMessage, type JsonRpcRequest } from './jsonrpc';
+import type { UpstreamAnswer, UpstreamStreamItem } from './upstream-client';
+import { httpError, upstreamFailure } from './upstream-client';
+import type { ClientDescription } from './upstream-sessions';
+
+/**
+ * The client side of MCP's legacy HTTP+SSE transport (protocol 2024-11-05), for upstream servers registered with
+ * `transport: "sse"`. The client holds a GET stream open; the server's first event (`endpoint`) names where to POST
+ * messages; every answer, notification and server request comes back on that one stream. So, unlike Streamable
+ * HTTP, a session is a live connection held by one replica: each replica opens its own for a client session that
+ * uses it (docs/gateway.md, "Legacy SSE upstreams").
+ */
+
+export interface LegacyOptions {
+  dispatcher: Dispatcher;
+  maxMessageBytes: number;
+  timeoutSeconds: number;
+}
+
+const GATEWAY_INITIALIZE_ID = 'gateway-initialize';
+const idKey = (id: JsonRpcId | null) => JSON.stringify(id);
+
+function protocolError(slug: string, what: string): GatewayRpcError {
+  return new GatewayRpcError(RPC.upstreamProtocolError, `Upstream server '${slug}' ${what}`, 'error', 'protocol_error');
+}
+
+/** One request waiting for its answer on the connection's stream, and what arrives for it meanwhile. */
+class Exchange {
+  private readonly items: UpstreamStreamItem[] = [];
+  private wake: (() => void) | undefined;
+  private ended = false;
+  private failure: unknown;
+
+  constructor(readonly progressToken: unknown) {}
+
+  push(item: UpstreamStreamItem): void {
+    this.items.push(item);
+    this.wake?.();
+  }
+
+  end(failure?: unknown): void {
+    this.ended = true;
+    this.failure = failure;
+    this.wake?.();
+  }
+
+  async *messages(signal: AbortSignal): AsyncGenerator<UpstreamStreamItem> {
+    const onAbort = () => this.wake?.();
+    signal.addEventListener('abort', onAbort);
+    try {
+      for (;;) {
+        while (this.items.length > 0) {
+          const item = this.items.shift()!;
+          yield item;
+          if ('message' in item && isResponse(item.message)) return;
+        }
+        if (this.ended) {
+          if (this.failure) throw this.failure;
+          return;
+        }
+        if (signal.aborted) throw signal.reason ?? new Error('aborted');
+        await new Promise<void>((resolve) => (this.wake = resolve));
+        this.wake = undefined;
+      }
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+    }
+  }
+}
+
+/** One live legacy session with an upstream: its GET stream and the URL its messages are POSTed to. */
+export class LegacySseConnection {
+  protocolVersion = '';
+  lastUsedAt = Date.now();
+  private postUrl = '';
+  private closed = false;
+  private readonly stop = new AbortController();
+  private readonly exchanges = new Map<string, Exchange>();
+  private readonly listeners = new Set<(message: JsonRpcMessage) => void>();
+  private readonly closeListeners = new Set<() => void>();
+
+  private constructor(
+    private readonly server: RuntimeServer,
+    private readonly options: LegacyOptions,
+  ) {}
+
+  /** Opens the stream, learns the message endpoint and performs the MCP handshake (initialize, initialized). */
+  static async open(server: RuntimeServer, headers: Record<string, string>, client: ClientDescription, options: LegacyOptions): Promise<LegacySseConnection> {
+    const connection = new LegacySseConnection(server, options);
+    try {
+      await connection.connect(headers);
+      await connection.handshake(headers, client);
+      return connection;
+    } catch (error) {
+      connection.close();
+      throw upstreamFailure(server.slug, error, options.timeoutSeconds);
+    }
+  }
+
+  get isOpen(): boolean {
+    return !this.closed;
+  }
+
+  /** True while a request waits for its answer or a client listens: the connection is in use. */
+  get busy(): boolean {
+    return this.exchanges.size > 0 || this.listeners.size > 0;
+  }
+
+  /** Sends one message: a request's answer (and what precedes it) comes back as a stream; anything else is accepted. */
+  async send(message: JsonRpcMessage, headers: Record<string, string>, signal: AbortSignal): Promise<UpstreamAnswer> {
+    this.lastUsedAt = Date.now();
+    if (!isRequest(message)) {
+      await this.post(message, headers, signal);
+      return { kind: 'accepted' };
+    }
+    const key = idKey(message.id);
+    const exchange = new Exchange((message.params?._meta as { progressToken?: unknown } | undefined)?.progressToken);
+    // Registered before posting: the answer may arrive on the stream before the POST's own response.
+    this.exchanges.set(key, exchange);
+    const forget = () => {
+      if (this.exchanges.get(key) === exchange) this.exchanges.delete(key);
+    };
+    try {
+      if (this.closed) throw protocolError(this.server.slug, 'closed its stream');
+      await this.post(message, headers, signal);
+    } catch (error) {
+      forget();
+      throw error;
+    }
+    const items = exchange.messages(signal);
+    return {
+      kind: 'stream',
+      sessionId: '',
+      messages: (async function* () {
+        try {
+          yield* items;
+        } finally {
+          forget();
+        }
+      })(),
+    };
+  }
+
+  /** Messages the upstream sends outside any exchange (the client's GET stream relays them), until it closes. */
+  async *unsolicited(signal: AbortSignal): AsyncGenerator<UpstreamStreamItem> {
+    const queue: JsonRpcMessage[] = [];
+    let wake: (() => void) | undefined;
+    const listener = (message: JsonRpcMessage) => {
+      queue.push(message);
+      wake?.();
+    };
+    const onEnd = () => wake?.();
+    this.listeners.add(listener);
+    this.closeListeners.add(onEnd);
+    signal.addEventListener('abort', onEnd);
+    try {
+      while (!signal.aborted) {
+        while (queue.length > 0) yield { message: queue.shift()! };
+        if (this.closed) return;
+        await new Promise<void>((resolve) => (wake = resolve));
+        wake = undefined;
+      }
+    } finally {
+      this.listeners.delete(listener);
+      this.closeListeners.delete(onEnd);
+      signal.removeEventListener('abort', onEnd);
+    }
+  }
+
+  onClose(listener: () => void): void {
+    if (this.closed) listener();
+    else this.closeListeners.add(listener);
+  }
+
+  close(failure: unknown = protocolError(this.server.slug, 'closed its stream')): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.stop.abort();
+    for (const exchange of this.exchanges.values()) exchange.end(failure);
+    this.exchanges.clear();
+    for (const listener of this.closeListeners) listener();
+    this.closeListeners.clear();
+  }
+
+  private async connect(headers: Record<string, string>): Promise<void> {
+    const { statusCode, headers: answered, body } = await request(this.server.url, {
+      method: 'GET',
+      dispatcher: this.options.dispatcher,
+      headers: { ...headers, accept: 'text/event-stream' },
+      signal: this.stop.signal,
+      headersTimeout: this.options.timeoutSeconds * 1000,
+      bodyTimeout: 0,
+    });
+    const type = String(answered['content-type'] ?? '').toLowerCase();
+    if (statusCode !== 200 || !type.startsWith('text/event-stream')) {
+      body.resume();
+      throw statusCode === 200 ? protocolError(this.server.slug, 'answered the SSE request without an event stream') : httpError(this.server.slug, statusCode);
+    }
+    let announce: ((url: string) => void) | undefined;
+    const endpoint = new Promise<string>((resolve) => (announce = resolve));
+    let pendingBytes = 0;
+    const parser = createParser({
+      onEvent: (event) => {
+        pendingBytes = 0;
+        if (event.event === 'endpoint') {
+          announce?.(event.data.trim());
+          return;
+        }
+        if (event.event !== undefined && event.event !== 'message') return;
+        let message: JsonRpcMessage;
+        try {
+          message = JSON.parse(event.data) as JsonRpcMessage;
+        } catch {
+          this.deliverMalformed(event.data);
+          return;
+        }
+        this.dispatch(message);
+      },
+    });
+    void (async () => {
+      const decoder = new TextDecoder();
+      try {
+        for await (const chunk of body) {
+          pendingBytes += (chunk as Buffer).length;
+          if (pendingBytes > this.options.maxMessageBytes) throw protocolError(this.server.slug, `sent a message larger than ${this.options.maxMessageBytes} bytes`);
+          parser.feed(decoder.decode(chunk as Buffer, { stream: true }));
+        }
+        this.close();
+      } catch (error) {
+        this.close(error instanceof GatewayRpcError ? error : upstreamFailure(this.server.slug, error, this.options.timeoutSeconds));
+      } finally {
+        if (!body.destroyed) body.destroy();
+      }
+    })();
+
+    let timer: NodeJS.Timeout | undefined;
+    const announced = await Promise.race([
+      endpoint,
+      new Promise<never>((_resolve, reject) => {
+        timer = setTimeout(() => reject(protocolError(this.server.slug, 'did not name its message endpoint in time')), this.options.timeoutSeconds * 1000);
+      }),
+      new Promise<never>((_resolve, reject) => this.onClose(() => reject(protocolError(this.server.slug, 'closed its stream before naming its message endpoint')))),
+    ]).finally(() => clearTimeout(timer));
+    // Messages go to the stream's own origin only: an upstream cannot point the gateway's POSTs (and the credential
+    // they carry) at another host.
+    const base = new URL(this.server.url);
+    let target: URL;
+    try {
+      target = new URL(announced, base);
+    } catch {
+      throw protocolError(this.server.slug, 'named an invalid message endpoint');
+    }
+    if (target.origin !== base.origin) throw protocolError(this.server.slug, 'named a message endpoint on another origin');
+    this.postUrl = target.href;
+  }
+
+  private async handshake(headers: Record<string, string>, client: ClientDescription): Promise<void> {
+    const initialize: JsonRpcRequest = {
+      jsonrpc: '2.0',
+      id: GATEWAY_INITIALIZE_ID,
+      method: 'initialize',
+      params: { protocolVersion: client.protocolVersion, capabilities: client.clientCapabilities, clientInfo: { name: client.clientName, version: client.clientVersion } },
+    };
+    const signal = AbortSignal.timeout(this.options.timeoutSeconds * 1000);
+    const answer = await this.send(initialize, headers, signal);
+    if (answer.kind !== 'stream') throw protocolError(this.server.slug, 'did not answer initialize');
+    for await (const item of answer.messages) {
+      if (!('message' in item) || !isResponse(item.message)) continue;
+      if ('error' in item.message) throw new GatewayRpcError(RPC.upstreamUnavailable, `Upstream server '${this.server.slug}' refused to initialize`, 'upstream_unavailable', 'upstream_error');
+      const version = item.message.result.protocolVersion;
+      this.protocolVersion = typeof version === 'string' ? version : client.protocolVersion;
+      await this.post({ jsonrpc: '2.0', method: 'notifications/initialized' }, headers, signal);
+      return;
+    }
+    throw protocolError(this.server.slug, 'did not answer initialize');
+  }
+
+  private async post(message: JsonRpcMessage, headers: Record<string, string>, signal: AbortSignal): Promise<void> {
+    let statusCode: number;
+    try {
+      const answer = await request(this.postUrl, {
+        method: 'POST',
+        dispatcher: this.options.dispatcher,
+        headers: { ...headers, 'content-type': 'application/json' },
+        body: JSON.stringify(message),
+        signal,
+        headersTimeout: this.options.timeoutSeconds * 1000,
+      });
+      statusCode = answer.statusCode;
+      answer.body.resume();
+    } catch (error) {
+      throw upstreamFailure(this.server.slug, error, this.options.timeoutSeconds);
+    }
+    if (statusCode === 404) {
+      // The upstream forgot this connection's session: the next use opens a new one.
+      this.close();
+      throw new GatewayRpcError(RPC.upstreamUnavailable, `Upstream server '${this.server.slug}' ended its session`, 'upstream_unavailable', 'unreachable');
+    }
+    if (statusCode < 200 || statusCode >= 300) throw httpError(this.server.slug, statusCode);
+  }
+
+  /**
+   * Routes a message from the stream: an answer to its exchange; progress to the exchange that asked for it; other
+   * notifications and the upstream's own requests to the newest exchange in flight (the protocol does not say which
+   * request they belong to), else to the client's GET stream.
+   */
+  private dispatch(message: JsonRpcMessage): void {
+    if (isResponse(message)) {
+      this.exchanges.get(idKey(message.id))?.push({ message });
+      return;
+    }
+    let exchange: Exchange | undefined;
+    const token = message.method === 'notifications/progress' ? message.params?.progressToken : undefined;
+    if (token !== undefined) for (const candidate of this.exchanges.values()) if (candidate.progressToken === token) exchange = candidate;
+    if (!exchange) for (const candidate of this.exchanges.values()) exchange = candidate;
+    if (exchange) {
+      exchange.push({ message });
+      return;
+    }
+    for (const listener of this.listeners) listener(message);
+  }
+
+  private deliverMalformed(text: string): void {
+    let newest: Exchange | undefined;
+    for (const candidate of this.exchanges.values()) newest = candidate;
+    newest?.push({ malformed: text.slice(0, 200) });
+  }
+}
+
+/**
+ * This replica's legacy connections, one per client session and server, opened on first use (concurrent first uses
+ * share one) and closed when the client ends its session, after `idleMs` unused, or beyond `maxConnections`
+ * (the least recently used idle one first).
+ */
+export class LegacySseConnections {
+  private readonly connections = new Map<string, Promise<LegacySseConnection>>();
+  private readonly sweeper: NodeJS.Timeout;
+
+  constructor(private readonly limits: { idleMs: number; maxConnections: number } = { idleMs: 10 * 60_000, maxConnections: 2_000 }) {
+    this.sweeper = setInterval(() => void this.sweep(), Math.min(60_000, limits.idleMs));
+    this.sweeper.unref();
+  }
+
+  connectionFor(sessionKey: string, server: RuntimeServer, open: () => Promise<LegacySseConnection>): Promise<LegacySseConnection> {
+    const key = `${sessionKey}:${server.id}`;
+    const existing = this.connections.get(key);
+    if (existing) return existing.then((connection) => (connection.isOpen ? connection : this.connectionFor(sessionKey, server, open)));
+    const opening = open().then(
+      (connection) => {
+        connection.onClose(() => {
+          if (this.connections.get(key) === opening) this.connections.delete(key);
+        });
+        return connection;
+      },
+      (error: unknown) => {
+        this.connections.delete(key);
+        throw error;
+      },
+    );
+    this.connections.set(key, opening);
+    void this.trim();
+    return opening;
+  }
+
+  /** Ends the connections of a client session (its DELETE). */
+  async closeSession(sessionKey: string): Promise<void> {
+    for (const [key, pending] of this.connections) {
+      if (!key.startsWith(`${sessionKey}:`)) continue;
+      this.connections.delete(key);
+      (await pending.catch(() => undefined))?.close();
+    }
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.sweeper);
+    const all = [...this.connections.values()];
+    this.connections.clear();
+    for (const pending of all) (await pending.catch(() => undefined))?.close();
+  }
+
+  private async sweep(): Promise<void> {
+    const idleSince = Date.now() - this.limits.idleMs;
+    for (const [key, pending] of this.connections) {
+      const connection = await pending.catch(() => undefined);
+      if (connection && !connection.busy && connection.lastUsedAt < idleSince) {
+        this.connections.delete(key);
+        connection.close();
+      }
+    }
+  }
+
+  private async trim(): Promise<void> {
+    if (this.connections.size <= this.limits.maxConnections) return;
+    const settled = await Promise.all([...this.connections].map(async ([key, pending]) => ({ key, connection: await pending.catch(() => undefined) })));
+    const idle = settled.filter((entry) => entry.connection && !entry.connection.busy).sort((a, b) => a.connection!.lastUsedAt - b.connection!.lastUsedAt);
+    for (const { key, connection } of idle.slice(0, this.connections.size - this.limits.maxConnections)) {
+      this.connections.delete(key);
+      connection!.close();
+    }
+  }
+}

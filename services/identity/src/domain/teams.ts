@@ -145,9 +145,13 @@ async function auditTeamChange(tx: Transaction, request: UpdateTeamRequest, befo
   if (archivedChanged) await writeAuditEvent(tx, SCHEMA, { ...common, action: after.archived_at ? 'team.archive' : 'team.unarchive' });
 }
 
-/** The If-Match revision an update was sent with; the edge always sends one. */
+/**
+ * The If-Match revision an update was sent with; the edge always sends one. Revisions start at 1, so a `0` can
+ * match nothing: stale (412), not missing (428).
+ */
 export function expectedRevision(value: string): string {
-  if (!/^[1-9][0-9]{0,17}$/.test(value)) throw new AppError('precondition_required', 'This update needs If-Match with the current revision');
+  if (value === '') throw new AppError('precondition_required', 'This update needs If-Match with the current revision');
+  if (!/^[1-9][0-9]{0,17}$/.test(value)) throw new AppError('precondition_failed', 'The resource has changed since it was read; fetch it again and retry');
   return value;
 }
 

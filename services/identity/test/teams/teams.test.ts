@@ -110,6 +110,8 @@ describe('teams', () => {
     const current = (await owner.client.get(`/v1/teams/${team.slug}`)).body.data;
     expect((await owner.client.patch(`/v1/teams/${team.slug}`, { name: 'Acme Two' })).status).toBe(428);
     expect((await owner.client.patch(`/v1/teams/${team.slug}`, { name: 'Acme Two' }, ifMatch(current.revision + 5))).status).toBe(412);
+    // Revisions start at 1: "0" is a revision that can never match, so stale rather than missing.
+    expect((await owner.client.patch(`/v1/teams/${team.slug}`, { name: 'Acme Two' }, ifMatch(0))).status).toBe(412);
     expect((await member.client.patch(`/v1/teams/${team.slug}`, { name: 'Mine' }, ifMatch(current.revision))).status).toBe(403);
     expect((await outsider.client.patch(`/v1/teams/${team.slug}`, { name: 'Mine' }, ifMatch(current.revision))).status).toBe(404);
     const badBody = await owner.client.patch(`/v1/teams/${team.slug}`, { name: 'Acme', slug: 'other' }, ifMatch(current.revision));

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { defineService } from '@platform/runtime';
 import { CatalogServiceService } from '@platform/proto/gen/platform/catalog/v1/catalog';
 import type { CatalogDeps } from './deps';
+import { callRecordRetention } from './domain/call-retention';
 import { healthChecker } from './domain/health-checker';
 import { scheduledRefresh } from './domain/scheduled-refresh';
 import { callRecordsConsumer } from './events/call-records-consumer';
@@ -21,8 +22,8 @@ export const catalogService = defineService({
       secrets: context.secrets,
       clients: context.clients,
     };
-    // Health checks and scheduled re-discovery (src/domain/health-checker.ts, scheduled-refresh.ts); null when off.
-    const background = [healthChecker(deps), scheduledRefresh(deps)].filter((task) => task !== null);
+    // Health checks, scheduled re-discovery and call-record retention (src/domain); each null when turned off.
+    const background = [healthChecker(deps), scheduledRefresh(deps), callRecordRetention(deps)].filter((task) => task !== null);
     return { handlers: createCatalogServiceHandlers(deps), background, consumers: [callRecordsConsumer(deps)] };
   },
 });

@@ -92,6 +92,8 @@ export const environmentSchema = z.object({
   MCP_HEALTH_CHECK_SECONDS: z.coerce.number().int().min(0).default(60),
   /** How often each enabled MCP server's capabilities are re-discovered; 0 turns scheduled discovery off. */
   MCP_REFRESH_SECONDS: z.coerce.number().int().min(0).default(3600),
+  /** How many days call records (§2.9) are kept; older ones are deleted hourly. 0 keeps them for ever. */
+  MCP_CALL_RETENTION_DAYS: z.coerce.number().int().min(0).max(36_500).default(30),
   /** Browser origins, besides APP_URL's, allowed to call /mcp/{slug} (comma-separated scheme://host[:port]). */
   MCP_ALLOWED_ORIGINS: z.preprocess(
     emptyAsUndefined,

@@ -172,3 +172,18 @@ export async function findCallRecord(db: Queryable, teamId: string, id: string):
   );
   return rows[0] ?? null;
 }
+
+/**
+ * Deletes up to `limit` records that occurred more than `days` ago; returns how many. Rows another replica is
+ * deleting right now are skipped, so replicas share the work instead of waiting on each other.
+ */
+export async function deleteExpiredCallRecords(db: Queryable, days: number, limit: number): Promise<number> {
+  const result = await db.query(
+    `DELETE FROM catalog.call_records
+      WHERE id IN (SELECT id FROM catalog.call_records
+                    WHERE occurred_at < now() - make_interval(days => $1::int)
+                    LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+    [days, limit],
+  );
+  return result.rowCount ?? 0;
+}

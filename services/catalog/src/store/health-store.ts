@@ -64,3 +64,22 @@ export async function recordHealth(db: Queryable, serverId: string, outcome: Hea
     name: row.name,
   };
 }
+
+/**
+ * SET clauses of an UPDATE that forget a server's health when it moves (its URL, or transport, differs from the
+ * stored one: the expressions see the row before the update) and make it due for a check at once: a health
+ * measured at the old address says nothing about the new one.
+ */
+export function healthResetWhenMoved(urlParam: string, transportParam?: string): string {
+  const moved = `(url IS DISTINCT FROM ${urlParam}${transportParam ? ` OR transport IS DISTINCT FROM ${transportParam}` : ''})`;
+  return [
+    `health_status = CASE WHEN ${moved} THEN 'unknown' ELSE health_status END`,
+    `health_status_since = CASE WHEN ${moved} THEN now() ELSE health_status_since END`,
+    `health_checked_at = CASE WHEN ${moved} THEN NULL ELSE health_checked_at END`,
+    `health_latency_ms = CASE WHEN ${moved} THEN NULL ELSE health_latency_ms END`,
+    `health_error_class = CASE WHEN ${moved} THEN NULL ELSE health_error_class END`,
+    `health_sign_in_required = CASE WHEN ${moved} THEN false ELSE health_sign_in_required END`,
+    `health_message = CASE WHEN ${moved} THEN NULL ELSE health_message END`,
+    `next_health_check_at = CASE WHEN ${moved} THEN now() ELSE next_health_check_at END`,
+  ].join(',\n            ');
+}

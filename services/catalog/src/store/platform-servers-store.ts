@@ -1,6 +1,7 @@
 import type { Queryable } from '@platform/runtime';
 import type { McpServerRow } from './mcp-servers-mappers';
 import { MCP_SERVER_VIEW } from './mcp-servers-store';
+import { healthResetWhenMoved } from './health-store';
 
 /** A position in a list ordered by slug then id (slugs repeat across teams). */
 export interface SlugIdPosition {
@@ -51,7 +52,8 @@ export async function updateAdminServerRow(db: Queryable, id: string, expectedRe
   const replaceHeaders = fields.headersSealed !== undefined;
   const { rows } = await db.query<McpServerRow>(
     `UPDATE catalog.mcp_servers
-        SET name = $3, description = $4, url = $5, access_mode = $6, visibility = $7, personal = $8, enabled = $9,
+        SET ${healthResetWhenMoved('$5')},
+            name = $3, description = $4, url = $5, access_mode = $6, visibility = $7, personal = $8, enabled = $9,
             headers_sealed = CASE WHEN $10::boolean THEN $11::text ELSE headers_sealed END,
             auth_header_name = CASE WHEN $10::boolean THEN NULL ELSE auth_header_name END,
             auth_value_sealed = CASE WHEN $10::boolean THEN NULL ELSE auth_value_sealed END,

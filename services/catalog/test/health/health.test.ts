@@ -109,6 +109,26 @@ describe('MCP server health checks and scheduled discovery', () => {
     expect(received[1]!.data).toMatchObject({ serverId: server.id, errorClass: null, statusSince: back.statusSince });
   });
 
+  it('forgets the health measured at the old address when the URL changes, then checks the new one', async () => {
+    const old = await upstream();
+    const server = await register(old.url);
+    await healthWhen(server.id, (health) => health.status === 'healthy');
+    await old.stop();
+    await healthWhen(server.id, (health) => health.status === 'unhealthy');
+
+    const moved = await upstream();
+    const current = (await owner.client.get(`/v1/teams/${team}/mcp-servers/${server.id}`)).body.data;
+    const changed = await owner.client.patch(`/v1/teams/${team}/mcp-servers/${server.id}`, { url: moved.url }, { 'if-match': `"${current.revision}"` });
+    expect(changed.status).toBe(200);
+    expect(changed.body.data.health).toMatchObject({ status: 'unknown', checkedAt: null, errorClass: null, latencyMs: null, message: null });
+    await healthWhen(server.id, (health) => health.status === 'healthy');
+
+    // A change that keeps the address keeps the health.
+    const again = (await owner.client.get(`/v1/teams/${team}/mcp-servers/${server.id}`)).body.data;
+    const renamed = await owner.client.patch(`/v1/teams/${team}/mcp-servers/${server.id}`, { name: 'Renamed' }, { 'if-match': `"${again.revision}"` });
+    expect(renamed.body.data.health).toMatchObject({ status: 'healthy', statusSince: again.health.statusSince });
+  });
+
   it('classes an upstream that never answers as a timeout', async () => {
     const hanging = await upstream();
     hanging.mode = 'hang';

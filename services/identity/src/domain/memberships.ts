@@ -8,7 +8,7 @@ import type {
   UpdateMemberRequest,
 } from '@platform/proto/gen/platform/identity/v1/identity';
 import type { RequestContext } from '@platform/proto/gen/platform/common/v1/common';
-import { AppError, auditContext, writeAuditEvent, type Transaction } from '@platform/runtime';
+import { AppError, auditContext, encodeCursor, writeAuditEvent, type Transaction } from '@platform/runtime';
 import { SCHEMA, type IdentityDeps } from '../deps';
 import { teamRoleName, type PersonRow, type RoleName, type TeamRow } from '../store/mappers';
 import {
@@ -23,7 +23,7 @@ import {
   type MemberRow,
 } from '../store/membership-store';
 import { findPersonByEmail, findPersonById } from '../store/people-store';
-import { isUuid, lockTeam, pageLimit, readCursor, writeCursor } from '../store/team-admin-store';
+import { isUuid, lockTeam, pageLimit, readCursor } from '../store/team-admin-store';
 import { findTeamById } from '../store/teams-store';
 import { expectedRevision, teamArchivedError } from './teams';
 
@@ -44,7 +44,7 @@ export async function listMembers(deps: IdentityDeps, request: ListMembersReques
   const rows = await listMemberRows(deps.db, request.teamId, after, limit + 1);
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
-  const nextCursor = rows.length > limit && last ? writeCursor({ email: last.email.toLowerCase(), id: last.id }) : '';
+  const nextCursor = rows.length > limit && last ? encodeCursor({ email: last.email.toLowerCase(), id: last.id }) : '';
   return { members: page.map(toMember), page: { nextCursor } };
 }
 

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { CreateTeamRequest, GetTeamRequest, ListTeamsRequest, ListTeamsResponse, Team, TeamRole, UpdateTeamRequest } from '@platform/proto/gen/platform/identity/v1/identity';
 import { ActorKind } from '@platform/proto/gen/platform/common/v1/common';
-import { AppError, auditContext, writeAuditEvent, type Transaction } from '@platform/runtime';
+import { AppError, auditContext, encodeCursor, writeAuditEvent, type Transaction } from '@platform/runtime';
 import { SCHEMA, type IdentityDeps } from '../deps';
 import { teamRoleOf, toTeam, type RoleName, type TeamRow } from '../store/mappers';
 import { findPersonById } from '../store/people-store';
-import { isUniqueViolation, isUuid, listTeamRows, lockTeam, pageLimit, readCursor, slugTaken, updateTeamRow, writeCursor } from '../store/team-admin-store';
+import { isUniqueViolation, isUuid, listTeamRows, lockTeam, pageLimit, readCursor, slugTaken, updateTeamRow } from '../store/team-admin-store';
 import { findTeamById, findTeamByRef, insertMembership, insertTeam } from '../store/teams-store';
 
 /** 1 to 63 lowercase letters, digits and hyphens, starting and ending with a letter or digit. */
@@ -94,7 +94,7 @@ export async function listTeams(deps: IdentityDeps, request: ListTeamsRequest): 
     limit + 1,
   );
   const page = rows.slice(0, limit);
-  const nextCursor = rows.length > limit ? writeCursor({ slug: page[page.length - 1]!.slug }) : '';
+  const nextCursor = rows.length > limit ? encodeCursor({ slug: page[page.length - 1]!.slug }) : '';
   const roles = request.roleOfPersonId && isUuid(request.roleOfPersonId) ? await rolesIn(deps.db, page, request.roleOfPersonId) : [];
   return { teams: page.map(toTeam), page: { nextCursor }, roles };
 }

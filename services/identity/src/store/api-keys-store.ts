@@ -1,6 +1,6 @@
 import type { ApiKey } from '@platform/proto/gen/platform/identity/v1/identity';
 import { ApiKeyKind } from '@platform/proto/gen/platform/identity/v1/identity';
-import { AppError, type Queryable } from '@platform/runtime';
+import { decodeCursor, encodeCursor, type Queryable } from '@platform/runtime';
 import { iso } from './mappers';
 
 /** An API key as read back: never its digest (the digest is written once and only read by authentication). */
@@ -157,15 +157,12 @@ const MAX_PAGE_SIZE = 200;
 export function pagePosition(page: { pageSize: number; cursor: string } | undefined): PagePosition {
   const limit = Math.min(Math.max(page?.pageSize || DEFAULT_PAGE_SIZE, 1), MAX_PAGE_SIZE);
   if (!page?.cursor) return { limit };
-  try {
-    const value = JSON.parse(Buffer.from(page.cursor, 'base64url').toString('utf8')) as unknown;
-    if (Array.isArray(value) && value.length === 2 && typeof value[0] === 'string' && typeof value[1] === 'string' && TIMESTAMP_TEXT.test(value[0])) {
-      return { limit, after: { position: value[0], id: value[1] } };
-    }
-  } catch {
-    // falls through to the error below
-  }
-  throw AppError.invalid('The cursor is malformed; start again from the first page', [{ field: 'cursor', problem: 'malformed cursor' }]);
+  const after = decodeCursor(page.cursor, (value) =>
+    Array.isArray(value) && value.length === 2 && typeof value[0] === 'string' && typeof value[1] === 'string' && TIMESTAMP_TEXT.test(value[0])
+      ? { position: value[0], id: value[1] }
+      : null,
+  );
+  return { limit, after };
 }
 
 /** Trims the look-ahead row and makes the cursor of the next page (empty on the last page). */
@@ -173,5 +170,5 @@ export function pageOf<R extends { position: string; id: string }>(rows: R[], pa
   if (rows.length <= page.limit) return { rows, nextCursor: '' };
   const kept = rows.slice(0, page.limit);
   const last = kept[kept.length - 1]!;
-  return { rows: kept, nextCursor: Buffer.from(JSON.stringify([last.position, last.id]), 'utf8').toString('base64url') };
+  return { rows: kept, nextCursor: encodeCursor([last.position, last.id]) };
 }

@@ -1,4 +1,4 @@
-import { AppError, type Queryable } from '@platform/runtime';
+import { AppError, decodeCursor, type Queryable } from '@platform/runtime';
 import type { TeamRow } from './mappers';
 import { TEAM_COLUMNS, findTeamById } from './teams-store';
 
@@ -86,21 +86,9 @@ export function pageLimit(page: { pageSize: number } | undefined): number {
   return size <= 0 ? DEFAULT_PAGE_SIZE : Math.min(size, MAX_PAGE_SIZE);
 }
 
-/** The position a page resumes after; a cursor these lists did not make is a 400 naming `cursor`. */
+/** The position a page resumes after (the runtime's cursor codec); a cursor these lists did not make is a 400. */
 export function readCursor<T>(page: { cursor: string } | undefined, read: (value: unknown) => T | null): T | null {
-  if (!page?.cursor) return null;
-  let position: T | null;
-  try {
-    position = read(JSON.parse(Buffer.from(page.cursor, 'base64url').toString('utf8')) as unknown);
-  } catch {
-    position = null;
-  }
-  if (position === null) throw AppError.invalid('The cursor is malformed; start again from the first page', [{ field: 'cursor', problem: 'malformed cursor' }]);
-  return position;
-}
-
-export function writeCursor(position: unknown): string {
-  return Buffer.from(JSON.stringify(position), 'utf8').toString('base64url');
+  return page?.cursor ? decodeCursor(page.cursor, read) : null;
 }
 
 /** Sets or clears (null) a team's publishing override, moving its revision on; same revision rule as updateTeamRow. */

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
+import { createClient } from 'redis';
 
 /**
  * Real infrastructure for tests. URLs come from TEST_POSTGRES_URL, TEST_REDIS_URL and TEST_KAFKA_BROKERS
@@ -81,4 +82,25 @@ export async function createTestDatabase(adminUrl: string): Promise<{ url: strin
 /** A unique prefix for Kafka topics, consumer groups and Redis keys, so parallel tests never share state. */
 export function uniquePrefix(label: string): string {
   return `t-${label}-${randomUUID().slice(0, 8)}.`;
+}
+
+/**
+ * Kills (CLIENT KILL ID) every connection to the Redis at `url` named `name` (see runtime `connectionName`), as a
+ * network failure or an operator would; returns how many. Naming them keeps other tests' connections alive.
+ */
+export async function killRedisConnections(url: string, name: string): Promise<number> {
+  const admin = createClient({ url });
+  await admin.connect();
+  try {
+    const list = String(await admin.sendCommand(['CLIENT', 'LIST']));
+    const ids = list
+      .split('\n')
+      .filter((line) => line.includes(` name=${name} `))
+      .map((line) => /\bid=(\d+)/.exec(line)?.[1])
+      .filter((id): id is string => id !== undefined);
+    for (const id of ids) await admin.sendCommand(['CLIENT', 'KILL', 'ID', id]);
+    return ids.length;
+  } finally {
+    await admin.close();
+  }
 }

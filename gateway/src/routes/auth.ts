@@ -2,17 +2,27 @@ import { z } from 'zod';
 import { AppError } from '@platform/runtime';
 import { callerOf } from '../auth/caller';
 import { clearSessionCookie, readCookies, sessionCookieName, setSessionCookie } from '../auth/cookies';
+import { createRemembered } from '../auth/remembered';
 import { secureCookies, type EdgeDeps } from '../edge-deps';
 import { timestamp } from '../presenters/common';
-import { authConfigSchema, meSchema, presentMe } from '../presenters/me';
+import { authConfigSchema, meSchema, presentMe, type MeJson } from '../presenters/me';
 import { personSchema, presentPerson } from '../presenters/person';
 import { defineRoute, type AnyRouteDefinition } from '../route';
 
 const NO_STORE = { 'Cache-Control': 'no-store' };
+/** Keeps remembered `/v1/me` answers apart from anything else remembered about the same string. */
+const ME_SCOPE = 'me';
 
 /** Sign-in and sign-out of browser sessions, the signed-in person (`/v1/me`) and the sign-in configuration. */
 export function authRoutes(deps: EdgeDeps): AnyRouteDefinition[] {
   const secure = secureCookies(deps.settings);
+  // Who the caller is, remembered per person like authentications: every change that alters it (the person,
+  // their memberships, their teams, a sign-in) moves the auth generation, so the next request asks again.
+  const rememberMe = createRemembered<MeJson>({
+    ...(deps.settings.authCacheSeconds > 0 ? { cache: deps.cache } : {}),
+    ttlMs: deps.settings.authCacheSeconds * 1000,
+    expiresAt: () => undefined,
+  });
   return [
     defineRoute({
       method: 'post',
@@ -70,8 +80,10 @@ export function authRoutes(deps: EdgeDeps): AnyRouteDefinition[] {
       handler: async (ctx) => {
         const caller = callerOf(ctx);
         if (!caller.personId) throw AppError.forbidden('Team service keys do not act as a person; use a personal key or sign in');
-        const me = await deps.clients.identity.getMe({ personId: caller.personId });
-        return { data: presentMe(me, caller.credential === 'session' ? caller.csrfToken : null), headers: NO_STORE };
+        const personId = caller.personId;
+        // Remembered as presented, without the session's CSRF token (added per request, never shared).
+        const me = await rememberMe(personId, ME_SCOPE, async () => presentMe(await deps.clients.identity.getMe({ personId }), null));
+        return { data: caller.credential === 'session' ? { ...me, csrfToken: caller.csrfToken } : me, headers: NO_STORE };
       },
     }),
     defineRoute({

@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { setImmediate as afterPollPhase } from 'node:timers/promises';
+import { CacheClosedError } from './errors';
 import type { Cache } from './port';
 
 /**
@@ -6,14 +8,90 @@ import type { Cache } from './port';
  * suspended, a membership removed, a service account disabled, a session ended). Edges may cache who a
  * credential belongs to only while this value is unchanged, so such a change takes effect at the next request
  * on every replica. Any new value is unique, so a lost or restarted cache can only cause re-checks.
+ *
+ * Each change is also announced on a channel, so a process can follow the generation in memory
+ * (`authGenerationOf`) instead of reading it from the cache on every request.
  */
 const KEY = 'auth:generation';
+const CHANNEL = 'auth:generation';
 const TTL_MS = 30 * 24 * 3600 * 1000;
+const RESUBSCRIBE_DELAY_MS = 1_000;
 
 export function readAuthGeneration(cache: Cache): Promise<string | null> {
   return cache.get(KEY);
 }
 
-export function bumpAuthGeneration(cache: Cache): Promise<void> {
-  return cache.set(KEY, randomUUID(), TTL_MS);
+/** Stores the new value first, then announces it: a process reading the key after the message sees it too. */
+export async function bumpAuthGeneration(cache: Cache): Promise<void> {
+  const generation = randomUUID();
+  await cache.set(KEY, generation, TTL_MS);
+  await cache.publish(CHANNEL, generation);
+}
+
+/** This process's view of the auth generation (one per cache instance: see `authGenerationOf`). */
+export interface AuthGeneration {
+  /**
+   * The generation to check and store remembered answers under, now. Two calls give the same value only when
+   * no change can have happened in between. Rejects when neither the subscription nor the cache can tell.
+   */
+  current(): Promise<string | null>;
+}
+
+const views = new WeakMap<Cache, AuthGeneration>();
+
+/**
+ * The process-wide view of the auth generation kept by `cache`, created (and subscribed) on first use. While the
+ * subscription is known to be live, the generation is a local epoch that every announced change, and every
+ * interruption or resumption of the subscription, moves on, so no older remembered answer can match again; it
+ * costs no round trip. Otherwise (before the subscription is first confirmed, or while its connection is down)
+ * every call reads the shared value from the cache, as before there was a subscription.
+ */
+export function authGenerationOf(cache: Cache): AuthGeneration {
+  let view = views.get(cache);
+  if (!view) {
+    view = watchAuthGeneration(cache);
+    views.set(cache, view);
+  }
+  return view;
+}
+
+function watchAuthGeneration(cache: Cache): AuthGeneration {
+  let epoch = 0;
+  let live = false;
+  const moveOn = () => {
+    epoch += 1;
+  };
+
+  const subscribe = () => {
+    cache
+      .subscribe(CHANNEL, moveOn, {
+        onLive: () => {
+          // Whatever was remembered before may have missed a message: start a new epoch, then trust it.
+          moveOn();
+          live = true;
+        },
+        onInterrupted: () => {
+          live = false;
+          moveOn();
+        },
+      })
+      .catch((error: unknown) => {
+        // Not subscribed (the cache unreachable at start): keep reading the shared value and try again later.
+        if (error instanceof CacheClosedError) return;
+        setTimeout(subscribe, RESUBSCRIBE_DELAY_MS).unref();
+      });
+  };
+  subscribe();
+
+  return {
+    async current(): Promise<string | null> {
+      if (!live) return `shared:${String(await readAuthGeneration(cache))}`;
+      // An HTTP request and the message announcing a change can become readable in the same poll of the event
+      // loop, and the request's callback may run first. Deciding after the poll phase (setImmediate runs in the
+      // check phase that follows it) means every message that had arrived by the time the request was read has
+      // been handled, so a change announced before the request was sent is never missed.
+      await afterPollPhase();
+      return live ? `local:${epoch}` : `shared:${String(await readAuthGeneration(cache))}`;
+    },
+  };
 }

@@ -13,3 +13,11 @@ export class CacheValueError extends Error {
     this.name = 'CacheValueError';
   }
 }
+
+/** Thrown when Redis has not answered a command in time (the connection is stuck or Redis is overloaded). */
+export class CacheTimeoutError extends Error {
+  constructor(timeoutMs: number) {
+    super(`The cache did not answer within ${timeoutMs} ms`);
+    this.name = 'CacheTimeoutError';
+  }
+}

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { Logger } from '../logging/logger';
 import { CacheClosedError, CacheValueError } from './errors';
-import type { Cache, CounterResult } from './port';
+import type { Cache, CounterResult, SubscriptionEvents } from './port';
 
 interface Entry {
   value: string;
@@ -28,6 +28,8 @@ export function createMemoryCache(options: MemoryCacheOptions): Cache {
   const entries = new Map<string, Entry>();
   const signals = new EventEmitter();
   signals.setMaxListeners(0);
+  /** Subscribers that asked to know about interruptions: the only one here is the cache closing. */
+  const watching = new Set<SubscriptionEvents>();
   let closed = false;
 
   const sweep = setInterval(() => {
@@ -90,7 +92,7 @@ export function createMemoryCache(options: MemoryCacheOptions): Cache {
       setImmediate(() => signals.emit(keyPrefix + channel, message));
     },
 
-    async subscribe(channel: string, handler: (message: string) => void): Promise<() => Promise<void>> {
+    async subscribe(channel: string, handler: (message: string) => void, events?: SubscriptionEvents): Promise<() => Promise<void>> {
       assertOpen();
       const listener = (message: string) => {
         try {
@@ -100,8 +102,14 @@ export function createMemoryCache(options: MemoryCacheOptions): Cache {
         }
       };
       signals.on(keyPrefix + channel, listener);
+      // In one process nothing can be lost between publisher and subscriber: live at once, until closed.
+      if (events) {
+        watching.add(events);
+        events.onLive?.();
+      }
       return async () => {
         signals.off(keyPrefix + channel, listener);
+        if (events) watching.delete(events);
       };
     },
 
@@ -112,6 +120,8 @@ export function createMemoryCache(options: MemoryCacheOptions): Cache {
     async close(): Promise<void> {
       closed = true;
       clearInterval(sweep);
+      for (const events of watching) events.onInterrupted?.();
+      watching.clear();
       signals.removeAllListeners();
       entries.clear();
     },

@@ -9,6 +9,21 @@ export interface CounterResult {
   resetInMs: number;
 }
 
+/**
+ * What a subscriber learns about its subscription besides the messages, for those that must know whether they
+ * could have missed one (a process that trusts a value in memory only while every change reaches it).
+ */
+export interface SubscriptionEvents {
+  /**
+   * The subscription is confirmed: every message published from now on is delivered, in order, until
+   * `onInterrupted`. Called when it is first confirmed (normally before `subscribe` resolves; later if the
+   * connection failed meanwhile) and again after each interruption, once the subscription is confirmed anew.
+   */
+  onLive?(): void;
+  /** Messages may be lost from now until the next `onLive` (the connection carrying the subscription failed). */
+  onInterrupted?(): void;
+}
+
 export interface Cache {
   readonly kind: 'redis' | 'memory';
   /**
@@ -21,8 +36,8 @@ export interface Cache {
   delete(key: string): Promise<void>;
   /** Sends `message` to every subscriber of `channel` in every process sharing this cache. */
   publish(channel: string, message: string): Promise<void>;
-  /** Returns a function that ends the subscription. */
-  subscribe(channel: string, handler: (message: string) => void): Promise<() => Promise<void>>;
+  /** Returns a function that ends the subscription. `events` tells when messages may have been missed. */
+  subscribe(channel: string, handler: (message: string) => void, events?: SubscriptionEvents): Promise<() => Promise<void>>;
   ping(): Promise<void>;
   close(): Promise<void>;
 }

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { createClient } from 'redis';
 import type { Logger } from '../logging/logger';
-import { CacheClosedError } from './errors';
-import type { Cache, CounterResult } from './port';
+import { CacheClosedError, CacheTimeoutError } from './errors';
+import type { Cache, CounterResult, SubscriptionEvents } from './port';
 
 type RedisClient = ReturnType<typeof createClient>;
 
@@ -10,6 +10,8 @@ export interface RedisCacheOptions {
   url: string;
   keyPrefix: string;
   logger: Logger;
+  /** How long a command may wait for its reply; 5 s by default. */
+  commandTimeoutMs?: number;
 }
 
 /**
@@ -28,9 +30,68 @@ return {count, ttl}
 `;
 const INCREMENT_SHA = createHash('sha1').update(INCREMENT_SCRIPT).digest('hex');
 
+/**
+ * How long a command may wait for its reply (node-redis's default). node-redis can bound each command itself,
+ * but does it with one `AbortSignal.timeout` per command, which on the hot path (the rate limit of every API-key
+ * request) cost about a tenth of an edge's CPU per request; one sweep a second over the commands in flight gives the
+ * same bound to within a second. As before, the clock starts when a command is issued after the first connection.
+ */
+const COMMAND_TIMEOUT_MS = 5_000;
+const TIMEOUT_SWEEP_MS = 1_000;
+
+/** The commands in flight of one cache; each rejects with CacheTimeoutError once it is `timeoutMs` old. */
+class CommandDeadlines {
+  private readonly pending = new Set<{ startedAt: number; reject(error: Error): void }>();
+  private readonly sweep: NodeJS.Timeout;
+
+  constructor(private readonly timeoutMs: number) {
+    this.sweep = setInterval(() => this.expire(), Math.min(TIMEOUT_SWEEP_MS, timeoutMs));
+    this.sweep.unref();
+  }
+
+  bound<T>(command: Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const entry = { startedAt: Date.now(), reject };
+      this.pending.add(entry);
+      command.then(
+        (value) => {
+          this.pending.delete(entry);
+          resolve(value);
+        },
+        (error: unknown) => {
+          this.pending.delete(entry);
+          reject(error);
+        },
+      );
+    });
+  }
+
+  stop(): void {
+    clearInterval(this.sweep);
+  }
+
+  private expire(): void {
+    const startedBefore = Date.now() - this.timeoutMs;
+    for (const entry of this.pending) {
+      // A Set iterates in insertion order, which is start order: the first command still in time ends the sweep.
+      if (entry.startedAt > startedBefore) return;
+      this.pending.delete(entry);
+      entry.reject(new CacheTimeoutError(this.timeoutMs));
+    }
+  }
+}
+
 /** Never gives up: backs off exponentially to 5 s with jitter, so a Redis restart heals without us. */
 function reconnectDelay(retries: number): number {
   return Math.min(2 ** retries * 50, 5_000) + Math.floor(Math.random() * 200);
+}
+
+/**
+ * The name each connection gives itself (CLIENT SETNAME), so `CLIENT LIST` shows whose and what it is, e.g.
+ * `platform:subscriber`. Redis refuses spaces and newlines in names, so anything unusual in the prefix becomes `_`.
+ */
+export function connectionName(keyPrefix: string, role: 'commands' | 'subscriber'): string {
+  return `${keyPrefix.replace(/[^A-Za-z0-9:._-]/g, '_')}${role}`;
 }
 
 /** The URL as it may be logged: scheme, host, port and database; never the credentials. */
@@ -55,7 +116,15 @@ export function createRedisCache(options: RedisCacheOptions): Cache {
   const password = safePassword(url);
   let closed = false;
 
-  const client: RedisClient = createClient({ url, socket: { reconnectStrategy: reconnectDelay } });
+  const commandTimeoutMs = options.commandTimeoutMs ?? COMMAND_TIMEOUT_MS;
+  const deadlines = new CommandDeadlines(commandTimeoutMs);
+  const client: RedisClient = createClient({
+    url,
+    name: connectionName(keyPrefix, 'commands'),
+    // Commands are bounded by `deadlines` instead (see COMMAND_TIMEOUT_MS); the subscriber inherits this.
+    commandOptions: { timeout: 0 },
+    socket: { reconnectStrategy: reconnectDelay },
+  });
   watchConnection(client, 'commands');
   // Connecting starts now; commands issued meanwhile wait for it. A failure is logged by the 'error' listener.
   const ready = client.connect().then(
@@ -68,6 +137,8 @@ export function createRedisCache(options: RedisCacheOptions): Cache {
   ready.catch(() => undefined);
 
   let subscriber: { connection: RedisClient; ready: Promise<RedisClient> } | undefined;
+  /** Subscriptions whose holders want to know when messages may have been missed (SubscriptionEvents). */
+  const watched = new Set<WatchedSubscription>();
 
   function watchConnection(connection: RedisClient, role: string): void {
     let lastMessage: string | undefined;
@@ -84,16 +155,22 @@ export function createRedisCache(options: RedisCacheOptions): Cache {
     });
   }
 
+  // While the connection is down, commands wait in node-redis's offline queue; there its own timeout also takes
+  // a command that expired out of the queue, so that it is not run late (a rate-limit hit counted long after the
+  // request failed). Connected, commands are written at once, and `deadlines` is enough.
+  const queuedWhileOffline = client.withCommandOptions({ timeout: commandTimeoutMs }) as RedisClient;
+
   async function commands(): Promise<RedisClient> {
     if (closed) throw new CacheClosedError();
     await ready;
-    return client;
+    return client.isReady ? client : queuedWhileOffline;
   }
 
   function subscriberConnection(): Promise<RedisClient> {
     if (!subscriber) {
-      const connection = client.duplicate();
+      const connection = client.duplicate({ name: connectionName(keyPrefix, 'subscriber') });
       watchConnection(connection, 'subscriber');
+      watchSubscriptions(connection);
       const created = { connection, ready: connection.connect().then(() => connection) };
       created.ready.catch(() => {
         if (subscriber === created) subscriber = undefined;
@@ -101,6 +178,24 @@ export function createRedisCache(options: RedisCacheOptions): Cache {
       subscriber = created;
     }
     return subscriber.ready;
+  }
+
+  /**
+   * A failing subscriber connection may have lost messages: whatever the cause ('error' also fires for a reply
+   * that could not be parsed), its subscriptions count as interrupted until the connection is ready again.
+   * node-redis emits 'ready' after a reconnect only once it has re-subscribed every channel, so a subscription
+   * is live again from then on.
+   */
+  function watchSubscriptions(connection: RedisClient): void {
+    const interrupt = () => {
+      for (const subscription of watched) subscription.interrupt();
+    };
+    connection.on('error', interrupt);
+    connection.on('reconnecting', interrupt);
+    connection.on('end', interrupt);
+    connection.on('ready', () => {
+      for (const subscription of watched) subscription.resume();
+    });
   }
 
   return {
@@ -111,11 +206,11 @@ export function createRedisCache(options: RedisCacheOptions): Cache {
       const evalOptions = { keys: [keyPrefix + key], arguments: [String(Math.max(1, Math.ceil(windowMs)))] };
       let reply: unknown;
       try {
-        reply = await redis.evalSha(INCREMENT_SHA, evalOptions);
+        reply = await deadlines.bound(redis.evalSha(INCREMENT_SHA, evalOptions));
       } catch (error) {
         // First use on this server (or after SCRIPT FLUSH): send the script itself, which also caches it.
         if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
-        reply = await redis.eval(INCREMENT_SCRIPT, evalOptions);
+        reply = await deadlines.bound(redis.eval(INCREMENT_SCRIPT, evalOptions));
       }
       const [count, resetInMs] = reply as [number, number];
       return { count: Number(count), resetInMs: Number(resetInMs) };
@@ -123,26 +218,26 @@ export function createRedisCache(options: RedisCacheOptions): Cache {
 
     async get(key: string): Promise<string | null> {
       const redis = await commands();
-      const value = await redis.get(keyPrefix + key);
+      const value = await deadlines.bound(redis.get(keyPrefix + key));
       return value === null ? null : String(value);
     },
 
     async set(key: string, value: string, ttlMs: number): Promise<void> {
       const redis = await commands();
-      await redis.set(keyPrefix + key, value, { expiration: { type: 'PX', value: Math.max(1, Math.ceil(ttlMs)) } });
+      await deadlines.bound(redis.set(keyPrefix + key, value, { expiration: { type: 'PX', value: Math.max(1, Math.ceil(ttlMs)) } }));
     },
 
     async delete(key: string): Promise<void> {
       const redis = await commands();
-      await redis.del(keyPrefix + key);
+      await deadlines.bound(redis.del(keyPrefix + key));
     },
 
     async publish(channel: string, message: string): Promise<void> {
       const redis = await commands();
-      await redis.publish(keyPrefix + channel, message);
+      await deadlines.bound(redis.publish(keyPrefix + channel, message));
     },
 
-    async subscribe(channel: string, handler: (message: string) => void): Promise<() => Promise<void>> {
+    async subscribe(channel: string, handler: (message: string) => void, events?: SubscriptionEvents): Promise<() => Promise<void>> {
       if (closed) throw new CacheClosedError();
       const connection = await subscriberConnection();
       const fullChannel = keyPrefix + channel;
@@ -153,32 +248,84 @@ export function createRedisCache(options: RedisCacheOptions): Cache {
           logger.error({ err: error, channel }, 'cache subscription handler failed');
         }
       };
-      await connection.subscribe(fullChannel, listener);
+      const subscription = events ? new WatchedSubscription(events) : undefined;
+      if (subscription) watched.add(subscription);
+      try {
+        await deadlines.bound(connection.subscribe(fullChannel, listener));
+      } catch (error) {
+        if (subscription) watched.delete(subscription);
+        // The listener may stay registered for re-subscription; take it back so a retry does not double it.
+        connection.unsubscribe(fullChannel, listener).catch(() => undefined);
+        throw error;
+      }
+      // Confirmed by Redis; if the connection failed meanwhile, 'ready' confirms it again after re-subscribing.
+      if (subscription && connection.isReady) subscription.confirm();
       return async () => {
+        if (subscription) watched.delete(subscription);
         // Removes only this listener; the channel stays subscribed while others listen on it.
-        if (!closed) await connection.unsubscribe(fullChannel, listener);
+        if (!closed) await deadlines.bound(connection.unsubscribe(fullChannel, listener));
       };
     },
 
     async ping(): Promise<void> {
       const redis = await commands();
-      await redis.ping();
+      await deadlines.bound(redis.ping());
     },
 
     async close(): Promise<void> {
       if (closed) return;
       closed = true;
+      deadlines.stop();
+      for (const subscription of watched) subscription.interrupt();
+      watched.clear();
       const connections: Array<[RedisClient, Promise<unknown>]> = [[client, ready]];
       if (subscriber) connections.push([subscriber.connection, subscriber.ready]);
-      await Promise.all(connections.map(([connection, connected]) => shutDown(connection, connected)));
+      await Promise.all(connections.map(([connection, connected]) => shutDown(connection, connected, commandTimeoutMs)));
     },
   };
 }
 
-/** Closes gracefully when connected; a connection still trying to reach Redis has nothing to drain, so drop it. */
-async function shutDown(connection: RedisClient, connected: Promise<unknown>): Promise<void> {
+/** Turns connection events into the `SubscriptionEvents` of one subscription, each transition reported once. */
+class WatchedSubscription {
+  /** Redis has confirmed the SUBSCRIBE once: from then on 'ready' means re-subscribed. */
+  private confirmed = false;
+  private live = false;
+
+  constructor(private readonly events: SubscriptionEvents) {}
+
+  confirm(): void {
+    this.confirmed = true;
+    this.resume();
+  }
+
+  resume(): void {
+    if (!this.confirmed || this.live) return;
+    this.live = true;
+    this.events.onLive?.();
+  }
+
+  interrupt(): void {
+    if (!this.live) return;
+    this.live = false;
+    this.events.onInterrupted?.();
+  }
+}
+
+/**
+ * Closes gracefully when connected, waiting at most `drainMs` for the replies in flight (a stuck Redis never
+ * sends them); a connection still trying to reach Redis has nothing to drain, so drop it.
+ */
+async function shutDown(connection: RedisClient, connected: Promise<unknown>, drainMs: number): Promise<void> {
   if (connection.isReady) {
-    await connection.close();
+    let giveUp: NodeJS.Timeout | undefined;
+    const drained = await Promise.race([
+      connection.close().then(() => true),
+      new Promise<false>((resolve) => {
+        giveUp = setTimeout(() => resolve(false), drainMs);
+      }),
+    ]);
+    clearTimeout(giveUp);
+    if (!drained) connection.destroy();
     return;
   }
   connection.destroy();

@@ -134,6 +134,20 @@ export function cacheContract(open: () => Promise<CachePair>): void {
       expect(staying).toEqual(['one', 'two']);
     });
 
+    it('reports a watched subscription live before subscribe resolves, and interrupted when the cache closes', async () => {
+      const events: string[] = [];
+      const received: string[] = [];
+      await peer.subscribe('watched', (m) => received.push(m), {
+        onLive: () => events.push('live'),
+        onInterrupted: () => events.push('interrupted'),
+      });
+      expect(events).toEqual(['live']);
+      await cache.publish('watched', 'delivered');
+      await waitFor(() => received.length === 1, 'the message');
+      await peer.close();
+      expect(events).toEqual(['live', 'interrupted']);
+    });
+
     it('keeps delivering to others when a handler throws', async () => {
       const received: string[] = [];
       await peer.subscribe('fragile', () => {

@@ -1,0 +1,122 @@
+import { describeWith, killRedisConnections, uniquePrefix } from '@platform/test';
+import { authGenerationOf, bumpAuthGeneration, readAuthGeneration } from '../../src/cache/auth-generation';
+import { createMemoryCache } from '../../src/cache/memory-cache';
+import type { Cache } from '../../src/cache/port';
+import { connectionName, createRedisCache } from '../../src/cache/redis-cache';
+import { createLogger } from '../../src/logging/logger';
+import { waitFor } from './wait';
+
+const logger = createLogger({ level: 'silent' });
+
+/** The real cache, with its shared reads counted: the view must not read the generation while it is live. */
+function countingReads(cache: Cache): { cache: Cache; reads(): number } {
+  let reads = 0;
+  return {
+    cache: {
+      ...cache,
+      get: (key: string) => {
+        reads += 1;
+        return cache.get(key);
+      },
+    },
+    reads: () => reads,
+  };
+}
+
+/** Resolves once the view's generation differs from `before` (a change has reached this process). */
+async function waitForChange(current: () => Promise<string | null>, before: string | null): Promise<string | null> {
+  let now = await current();
+  await waitFor(() => now !== before, 'the generation to move on');
+  for (;;) {
+    now = await current();
+    if (now !== before) return now;
+  }
+}
+
+describe('auth generation view (memory cache)', () => {
+  it('is stable while nothing changes and moves on at every change, without reading the shared value', async () => {
+    const memory = createMemoryCache({ keyPrefix: 'gen:' });
+    const { cache, reads } = countingReads(memory);
+    const view = authGenerationOf(cache);
+    const first = await view.current();
+    expect(await view.current()).toBe(first);
+
+    await bumpAuthGeneration(memory);
+    const second = await waitForChange(() => view.current(), first);
+    expect(await view.current()).toBe(second);
+    await bumpAuthGeneration(memory);
+    await waitForChange(() => view.current(), second);
+    expect(reads()).toBe(0);
+    await memory.close();
+  });
+
+  it('is one view per cache, shared by everyone asking', () => {
+    const memory = createMemoryCache({ keyPrefix: 'gen:' });
+    expect(authGenerationOf(memory)).toBe(authGenerationOf(memory));
+    return memory.close();
+  });
+});
+
+describeWith('redis', 'auth generation view (redis cache)', (url) => {
+  let cache: Cache;
+  let peer: Cache;
+  let keyPrefix: string;
+
+  beforeEach(() => {
+    keyPrefix = uniquePrefix('gen');
+    // Two clients on one Redis and prefix: this process's edge, and a service on another replica.
+    cache = createRedisCache({ url: url(), keyPrefix, logger });
+    peer = createRedisCache({ url: url(), keyPrefix, logger });
+  });
+
+  afterEach(async () => {
+    await cache.close();
+    await peer.close();
+  });
+
+  it('follows changes announced by another client in memory, once its subscription is confirmed', async () => {
+    const counted = countingReads(cache);
+    const view = authGenerationOf(counted.cache);
+    // Until the subscription is confirmed every call reads the shared value; afterwards none does.
+    let first = await view.current();
+    while (!first?.startsWith('local:')) first = await view.current();
+    const confirmedAfter = counted.reads();
+    expect(await view.current()).toBe(first);
+
+    await bumpAuthGeneration(peer);
+    const second = await waitForChange(() => view.current(), first);
+    expect(second).toMatch(/^local:/);
+    expect(await readAuthGeneration(cache)).not.toBeNull();
+    expect(counted.reads()).toBe(confirmedAfter);
+  });
+
+  it('when its subscriber connection drops, reads the shared value until re-subscribed and never answers with an older generation', async () => {
+    const view = authGenerationOf(cache);
+    let before = await view.current();
+    while (!before?.startsWith('local:')) before = await view.current();
+
+    // Observe the interruption on the same connection: the view has heard it too by then (same event).
+    const duringOutage: Array<Promise<string | null>> = [];
+    const events: string[] = [];
+    await cache.subscribe('observer', () => undefined, {
+      onInterrupted: () => {
+        events.push('interrupted');
+        if (duringOutage.length > 0) return; // closing the cache at the end interrupts it once more
+        // A change made while the subscription is down: its message is lost, the shared value is not.
+        duringOutage.push(bumpAuthGeneration(peer).then(() => view.current()));
+        duringOutage.push(view.current());
+      },
+      onLive: () => events.push('live'),
+    });
+    expect(await killRedisConnections(url(), connectionName(keyPrefix, 'subscriber'))).toBe(1);
+    await waitFor(() => events.length === 3, 'the interruption and the resumption');
+    expect(events).toEqual(['live', 'interrupted', 'live']);
+
+    const [afterBump, atInterruption] = await Promise.all(duringOutage);
+    // Asked at the moment of the interruption: read from Redis, not from the (possibly stale) epoch.
+    expect(atInterruption).toMatch(/^shared:/);
+    for (const generation of [afterBump, atInterruption, await view.current()]) expect(generation).not.toBe(before);
+    // Live again, on a new local epoch.
+    expect(await view.current()).toMatch(/^local:/);
+  });
+});

@@ -1,4 +1,8 @@
+import { readFileSync } from 'node:fs';
+import { Client } from 'pg';
+import { Pool } from 'undici';
 import { authorizeAsPerson, gatewayUser, pkcePair, type TestPlatform } from '../src';
+import { cpuSeconds } from './process-cpu';
 import { load, percentile, printTable, realInfrastructure, startPlatformProcess } from './support';
 
 /**
@@ -8,10 +12,23 @@ import { load, percentile, printTable, realInfrastructure, startPlatformProcess 
  * endpoint's limit of 60 per minute per client address is kept: the platform trusts the loopback proxy
  * (TRUST_PROXY=loopback) and each request names a different client address in X-Forwarded-For, as many
  * clients behind a proxy would. Run: `npm run bench -- oauth`.
+ *
+ * Besides grants per second it reports CPU per grant (the platform's processes from /proc, and the whole machine
+ * from /proc/stat, which includes PostgreSQL, Redis, Kafka and this load generator) and how long after the window
+ * the last grant's `oauth.token_issue` audit entry was stored (outbox → Kafka → audit consumer): a grant is only
+ * done when its audit entry is. BENCH_SPLIT=1 runs the edge and the services as two processes;
+ * BENCH_TOKEN_CHECK=0 skips the /mcp token check cases.
  */
 const WORKERS = Number(process.env.BENCH_WORKERS ?? 32);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const TOKEN_CHECK = process.env.BENCH_TOKEN_CHECK !== '0';
 const REDIRECT_URI = 'http://127.0.0.1:9/callback';
+
+/** Busy CPU seconds of the whole machine so far: user, nice, system, irq and softirq of every core (1/100 s). */
+function machineBusySeconds(): number {
+  const [user, nice, system, , , irq, softirq] = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  return (user! + nice! + system! + irq! + softirq!) / 100;
+}
 
 async function main(): Promise<void> {
   const infrastructure = await realInfrastructure('oauth-bench');
@@ -32,13 +49,20 @@ async function main(): Promise<void> {
       address += 1;
       return `198.51.${(address >> 8) & 255}.${address & 255}`;
     };
+    // undici's Pool rather than fetch: a lean client (one keep-alive connection per worker) so that the load
+    // generator, which shares the machine's two cores with the platform, takes as little of them as it can.
+    const pool = new Pool(process_.url, { connections: WORKERS, pipelining: 1 });
     const token = async (form: Record<string, string>) => {
-      const response = await fetch(platform.url('/oauth/token'), {
+      const response = await pool.request({
+        path: '/oauth/token',
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': nextAddress() },
         body: new URLSearchParams(form).toString(),
       });
-      return { status: response.status, body: (await response.json()) as { access_token?: string; refresh_token?: string; error?: string } };
+      return {
+        status: response.statusCode,
+        body: (await response.body.json()) as { access_token?: string; refresh_token?: string; error?: string },
+      };
     };
 
     // One connection per worker: authorize (consent is remembered after the first), exchange the code.
@@ -59,10 +83,23 @@ async function main(): Promise<void> {
       accessToken = exchanged.body.access_token!;
     }
 
+    const database = new Client({ connectionString: infrastructure.env.DATABASE_URL });
+    await database.connect();
+    const tokenIssueEntries = async () =>
+      Number(
+        (await database.query<{ n: string }>(`SELECT count(*) AS n FROM identity.audit_entries WHERE action = 'oauth.token_issue'`)).rows[0]!.n,
+      );
+    const issuedBefore = WORKERS; // one per code exchange
+    const deadline = Date.now() + 30_000;
+    while ((await tokenIssueEntries()) < issuedBefore && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+
     // Refresh grants: every worker rotates its own token until the time is up.
     const latencies: number[] = [];
     let failures = 0;
+    const platformCpuBefore = cpuSeconds(process_.pids);
+    const machineCpuBefore = machineBusySeconds();
     const until = Date.now() + SECONDS * 1000;
+    process.stderr.write('refresh window starts\n');
     await Promise.all(
       refreshTokens.map(async (first) => {
         let current = first;
@@ -78,10 +115,38 @@ async function main(): Promise<void> {
         }
       }),
     );
+    const windowEnded = Date.now();
+    process.stderr.write('refresh window ends\n');
+    const platformCpu = cpuSeconds(process_.pids) - platformCpuBefore;
+    const machineCpu = machineBusySeconds() - machineCpuBefore;
+    // Every grant's audit entry must arrive; how long after the window the last one did says whether the outbox
+    // relay and the audit consumer keep up with the grants.
+    const expected = issuedBefore + latencies.length - failures;
+    let stored = await tokenIssueEntries();
+    while (stored < expected && Date.now() - windowEnded < 60_000) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      stored = await tokenIssueEntries();
+    }
+    const auditLagMs = Date.now() - windowEnded;
+    // How many events the outbox relay and the audit consumer handled per round (each round is one transaction:
+    // rows marked sent, or events marked processed, share its now()).
+    const perRound = async (sql: string) => Number((await database.query<{ n: string }>(sql)).rows[0]!.n);
+    const relayRounds = await perRound(`SELECT count(DISTINCT sent_at) AS n FROM identity.outbox WHERE sent_at IS NOT NULL`);
+    const relayed = await perRound(`SELECT count(*) AS n FROM identity.outbox WHERE sent_at IS NOT NULL`);
+    const consumerRounds = await perRound(`SELECT count(DISTINCT processed_at) AS n FROM identity.processed_events WHERE consumer = 'identity.audit-store'`);
+    const consumed = await perRound(`SELECT count(*) AS n FROM identity.processed_events WHERE consumer = 'identity.audit-store'`);
+    process.stderr.write(`events per relay batch ${(relayed / relayRounds).toFixed(1)}, per audit-store batch ${(consumed / consumerRounds).toFixed(1)}\n`);
+    await database.end();
+    await pool.close();
     latencies.sort((a, b) => a - b);
+    const grants = latencies.length;
     process.stdout.write(
-      `| refresh grants | ${WORKERS} workers | ${Math.round(latencies.length / SECONDS)}/s | p50 ${percentile(latencies, 50).toFixed(1)} ms | p99 ${percentile(latencies, 99).toFixed(1)} ms | failures ${failures} |\n\n`,
+      `| topology | workers | grants/s | p50 ms | p99 ms | failures | platform CPU ms/grant | machine CPU ms/grant | audit entries stored | last stored after window |\n` +
+        `|---|---|---|---|---|---|---|---|---|---|\n` +
+        `| ${process_.pids.length > 1 ? 'split' : 'all'} | ${WORKERS} | ${Math.round(grants / SECONDS)} | ${percentile(latencies, 50).toFixed(1)} | ${percentile(latencies, 99).toFixed(1)} | ${failures} | ` +
+        `${((platformCpu * 1000) / grants).toFixed(2)} | ${((machineCpu * 1000) / grants).toFixed(2)} | ${stored - issuedBefore}/${expected - issuedBefore} | ${auditLagMs} ms |\n\n`,
     );
+    if (!TOKEN_CHECK) return;
 
     // The /mcp token check: a tiny answer after it (an authorised request without a session gets the data plane's
     // 400 at once); /healthz is the baseline without any check.

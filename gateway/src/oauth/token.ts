@@ -5,6 +5,7 @@ import { requestIdOf } from '../request-id';
 import { missingParameter, mountPostEndpoint, refusedClientAuthentication } from './endpoint';
 import { readForm } from './form-body';
 import { NO_STORE, sendOAuthError } from './oauth-errors';
+import { clientAddressOf } from './rate-limits';
 
 /**
  * `POST /oauth/token` (RFC 6749 §3.2, OAuth 2.1): form-encoded, public clients, grants `authorization_code`
@@ -20,7 +21,7 @@ async function token(deps: EdgeDeps, req: Request, res: Response): Promise<void>
   const params = form.params;
   if (refusedClientAuthentication(req, res, params)) return;
   const grantType = params.get('grant_type');
-  const common = { clientIp: req.ip ?? '', requestId: requestIdOf(res), resource: params.get('resource') ?? '' };
+  const common = { clientIp: clientAddressOf(req), requestId: requestIdOf(res), resource: params.get('resource') ?? '' };
   if (grantType === 'authorization_code') {
     if (missingParameter(res, params, ['code', 'code_verifier', 'client_id'])) return;
     const result = await deps.clients.identity.exchangeCode({

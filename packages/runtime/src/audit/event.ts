@@ -2,7 +2,7 @@ import type { RequestContext } from '@platform/proto/gen/platform/common/v1/comm
 import { ActorKind } from '@platform/proto/gen/platform/common/v1/common';
 import type { Transaction } from '../db/port';
 import { TOPICS } from '../bus/port';
-import { writeEvent, type DomainEvent } from '../outbox';
+import { writeEvent, type DomainEvent, type NewEvent } from '../outbox';
 import { scrubSecrets } from './scrub';
 
 /** Who did it, as an audit entry shows it (§2.12 `actor`). Never a credential. */
@@ -90,21 +90,20 @@ export function auditContext(context: RequestContext | undefined): Pick<AuditEve
 }
 
 /**
- * Records an audit entry in the same transaction as the change it describes, through the outbox. Values that
- * look like secrets are scrubbed here as a last line of defence; callers must not pass them in the first place.
+ * The outbox event of an audit entry. Values that look like secrets are scrubbed here as a last line of defence;
+ * callers must not pass them in the first place.
  */
-export function writeAuditEvent(tx: Transaction, schema: string, data: AuditEventData): Promise<AuditEvent> {
+export function auditEvent(schema: string, data: AuditEventData): NewEvent<AuditEventData> {
   const scrubbed: AuditEventData = {
     ...data,
     before: scrubSecrets(data.before),
     after: scrubSecrets(data.after),
     metadata: scrubSecrets(data.metadata ?? {}) as Record<string, unknown>,
   };
-  return writeEvent(tx, schema, {
-    topic: TOPICS.audit,
-    type: data.action,
-    key: data.teamId ?? 'platform',
-    data: scrubbed,
-    source: schema,
-  });
+  return { topic: TOPICS.audit, type: data.action, key: data.teamId ?? 'platform', data: scrubbed, source: schema };
+}
+
+/** Records an audit entry in the same transaction as the change it describes, through the outbox. */
+export function writeAuditEvent(tx: Transaction, schema: string, data: AuditEventData): Promise<AuditEvent> {
+  return writeEvent(tx, schema, auditEvent(schema, data));
 }

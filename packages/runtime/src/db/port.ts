@@ -5,8 +5,16 @@ export interface QueryResult<Row> {
   rowCount: number;
 }
 
+export interface QueryOptions {
+  /**
+   * Prepares the statement under this name on each connection and reuses it (`pg` named statements): for hot
+   * statements whose planning costs more than their execution. One name, one SQL text. PGlite ignores it.
+   */
+  prepared?: string;
+}
+
 export interface Queryable {
-  query<Row = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<QueryResult<Row>>;
+  query<Row = Record<string, unknown>>(sql: string, params?: readonly unknown[], options?: QueryOptions): Promise<QueryResult<Row>>;
 }
 
 export interface Transaction extends Queryable {

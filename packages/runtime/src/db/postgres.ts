@@ -1,6 +1,6 @@
 import { Client, Pool, types as pgTypes, type PoolClient, type PoolConfig, type QueryResult as PgQueryResult } from 'pg';
 import type { Logger } from '../logging/logger';
-import type { Database, Queryable, QueryResult, Transaction } from './port';
+import type { Database, Queryable, QueryOptions, QueryResult, Transaction } from './port';
 import { runAfterCommit } from './after-commit';
 import { tracedQuery } from './traced-query';
 import { OID, parseInt8, parseUtcDate, parseUtcTimestamp } from './type-parsers';
@@ -28,10 +28,12 @@ const typeParsers: NonNullable<PoolConfig['types']> = {
 type PgRunner = Pick<PoolClient, 'query'>;
 
 /** Runs a statement; several statements in one text (migrations) return the last one's result. */
-async function runQuery<Row>(runner: PgRunner, sql: string, params?: readonly unknown[]): Promise<QueryResult<Row>> {
+async function runQuery<Row>(runner: PgRunner, sql: string, params?: readonly unknown[], options?: QueryOptions): Promise<QueryResult<Row>> {
   return tracedQuery(sql, async () => {
     const values = params && params.length > 0 ? [...params] : undefined;
-    const raw = (await runner.query(sql, values)) as PgQueryResult | PgQueryResult[];
+    const raw = (
+      options?.prepared ? await runner.query({ name: options.prepared, text: sql, values }) : await runner.query(sql, values)
+    ) as PgQueryResult | PgQueryResult[];
     const result = Array.isArray(raw) ? raw[raw.length - 1]! : raw;
     return { rows: (result?.rows ?? []) as Row[], rowCount: result?.rowCount ?? 0 };
   });
@@ -50,8 +52,8 @@ export function createPostgresDatabase(options: PostgresDatabaseOptions): Databa
   return {
     kind: 'postgres',
 
-    query<Row = Record<string, unknown>>(sql: string, params?: readonly unknown[]) {
-      return runQuery<Row>(pool, sql, params);
+    query<Row = Record<string, unknown>>(sql: string, params?: readonly unknown[], options?: QueryOptions) {
+      return runQuery<Row>(pool, sql, params, options);
     },
 
     async transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
@@ -62,7 +64,8 @@ export function createPostgresDatabase(options: PostgresDatabaseOptions): Databa
       try {
         await runQuery(client, 'BEGIN');
         const tx: Transaction = {
-          query: <Row = Record<string, unknown>>(sql: string, params?: readonly unknown[]) => runQuery<Row>(client, sql, params),
+          query: <Row = Record<string, unknown>>(sql: string, params?: readonly unknown[], options?: QueryOptions) =>
+            runQuery<Row>(client, sql, params, options),
           afterCommit: (callback) => void callbacks.push(callback),
         };
         let result: T;

@@ -65,6 +65,7 @@ export function consumeEvents(options: ConsumeEventsOptions): Promise<Subscripti
             const marked = await tx.query(
               `INSERT INTO ${schema}.processed_events (consumer, event_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`,
               [consumer, event.id],
+              { prepared: `processed_events_mark_${schema}` },
             );
             if (marked.rowCount === 0) return false;
             await options.handler(event, tx, message);
@@ -112,6 +113,7 @@ export function consumeEvents(options: ConsumeEventsOptions): Promise<Subscripti
               `INSERT INTO ${schema}.processed_events (consumer, event_id) SELECT $1, unnest($2::uuid[])
                ON CONFLICT DO NOTHING RETURNING event_id`,
               [consumer, events.map((event) => event.id)],
+              { prepared: `processed_events_mark_batch_${schema}` },
             );
             const newIds = new Set(marked.rows.map((row) => row.event_id));
             const unseen = events.filter((event) => newIds.delete(event.id));

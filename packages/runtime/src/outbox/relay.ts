@@ -79,6 +79,8 @@ export class OutboxRelay {
         `SELECT id, topic, key, payload, headers FROM ${this.schema}.outbox
           WHERE sent_at IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`,
         [this.batchSize],
+        // Runs for every batch of every service: prepared once per connection (one name per schema, as the text names it).
+        { prepared: `outbox_claim_${this.schema}` },
       );
       if (rows.length === 0) return 0;
       const messages: BusMessage[] = rows.map((row) => ({
@@ -101,7 +103,9 @@ export class OutboxRelay {
         outboxPublishFailures.inc({ schema: this.schema });
         throw error;
       }
-      await tx.query(`UPDATE ${this.schema}.outbox SET sent_at = now() WHERE id = ANY($1::bigint[])`, [rows.map((r) => r.id)]);
+      await tx.query(`UPDATE ${this.schema}.outbox SET sent_at = now() WHERE id = ANY($1::bigint[])`, [rows.map((r) => r.id)], {
+        prepared: `outbox_mark_sent_${this.schema}`,
+      });
       for (const message of messages) outboxPublished.inc({ schema: this.schema, topic: message.topic });
       return rows.length;
     });

@@ -18,12 +18,19 @@ export interface NewEvent<T> {
 /** Header names the outbox sets besides the W3C trace-context ones. */
 export const EVENT_HEADERS = { id: 'event-id', type: 'event-type' } as const;
 
+/** The columns an outbox row is written with, in the order of `OutboxRow.values`. */
+export const OUTBOX_COLUMNS = 'event_id, topic, key, payload, headers';
+
 /**
- * Records an event in `<schema>.outbox` inside the caller's transaction, so it is published if and only if
- * the transaction commits. The active trace context travels in the headers, so consumers continue this trace.
+ * An event ready to be stored: its envelope and the values of `OUTBOX_COLUMNS` (payload and headers as JSON
+ * text, to be cast to jsonb). The active trace context travels in the headers, so consumers continue this trace.
  */
-export async function writeEvent<T>(tx: Transaction, schema: string, event: NewEvent<T>): Promise<DomainEvent<T>> {
-  const safeSchema = assertSchemaName(schema);
+export interface OutboxRow<T> {
+  envelope: DomainEvent<T>;
+  values: [eventId: string, topic: string, key: string | null, payload: string, headers: string];
+}
+
+export function outboxRow<T>(event: NewEvent<T>): OutboxRow<T> {
   const envelope: DomainEvent<T> = {
     id: randomUUID(),
     type: event.type,
@@ -32,10 +39,31 @@ export async function writeEvent<T>(tx: Transaction, schema: string, event: NewE
     data: event.data,
   };
   const headers = { ...injectTraceHeaders(), [EVENT_HEADERS.id]: envelope.id, [EVENT_HEADERS.type]: envelope.type };
-  await tx.query(
-    `INSERT INTO ${safeSchema}.outbox (event_id, topic, key, payload, headers) VALUES ($1, $2, $3, $4::jsonb, $5::jsonb)`,
-    [envelope.id, event.topic, event.key ?? null, JSON.stringify(envelope), JSON.stringify(headers)],
-  );
+  return { envelope, values: [envelope.id, event.topic, event.key ?? null, JSON.stringify(envelope), JSON.stringify(headers)] };
+}
+
+/**
+ * The SQL that stores `row` with its values at `$first`…`$first+4`, for a caller that writes it inside a larger
+ * statement (a data-modifying CTE, atomic on its own): `from` names the CTE the row depends on, so the event is
+ * stored exactly when that CTE yields a row. The caller nudges the relay (`nudgeRelay`) once the statement is done.
+ */
+export function outboxInsertSql(schema: string, first: number, from: string): string {
+  const safeSchema = assertSchemaName(schema);
+  const [id, topic, key, payload, headers] = [0, 1, 2, 3, 4].map((offset) => `$${first + offset}`);
+  return `INSERT INTO ${safeSchema}.outbox (${OUTBOX_COLUMNS})
+     SELECT ${id}::uuid, ${topic}::text, ${key}::text, ${payload}::jsonb, ${headers}::jsonb FROM ${from}`;
+}
+
+/**
+ * Records an event in `<schema>.outbox` inside the caller's transaction, so it is published if and only if
+ * the transaction commits.
+ */
+export async function writeEvent<T>(tx: Transaction, schema: string, event: NewEvent<T>): Promise<DomainEvent<T>> {
+  const safeSchema = assertSchemaName(schema);
+  const row = outboxRow(event);
+  await tx.query(`INSERT INTO ${safeSchema}.outbox (${OUTBOX_COLUMNS}) VALUES ($1, $2, $3, $4::jsonb, $5::jsonb)`, row.values, {
+    prepared: `outbox_insert_${safeSchema}`,
+  });
   tx.afterCommit(() => nudgeRelay(safeSchema));
-  return envelope;
+  return row.envelope;
 }

@@ -42,6 +42,20 @@ export function databaseContract(fixture: () => DatabaseFixture): void {
       expect(selected.rowCount).toBe(2);
     });
 
+    it('runs a prepared statement again and again, on the pool and in transactions, with the same answers', async () => {
+      const { db } = fixture();
+      // Past the fifth execution Postgres may switch a prepared statement to its generic plan: go beyond it.
+      const insert = (queryable: Pick<Database, 'query'>, name: string) =>
+        queryable.query<{ name: string }>(`INSERT INTO ${schema}.items (name) VALUES ($1) RETURNING name`, [name], { prepared: `contract_insert_${schema}` });
+      for (let i = 0; i < 7; i++) expect((await insert(db, `pool-${i}`)).rows).toEqual([{ name: `pool-${i}` }]);
+      await db.transaction(async (tx) => {
+        expect((await insert(tx, 'tx-1')).rows).toEqual([{ name: 'tx-1' }]);
+        expect((await insert(tx, 'tx-2')).rowCount).toBe(1);
+      });
+      const { rows } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${schema}.items`);
+      expect(rows).toEqual([{ n: 9 }]);
+    });
+
     it('runs several statements in one text without parameters and returns the last result', async () => {
       const { db } = fixture();
       const result = await db.query(`INSERT INTO ${schema}.items (name) VALUES ('x'); SELECT count(*)::int AS n FROM ${schema}.items`);

@@ -8,7 +8,7 @@ import type {
 } from '@platform/proto/gen/platform/identity/v1/identity';
 import { AppError, scrubSecrets, type AuditEventData, type DomainEvent, type Logger, type Transaction } from '@platform/runtime';
 import type { IdentityDeps } from '../deps';
-import { findAuditEntry, insertAuditEntry, listAuditEntries, markTargetGone, type AuditEntryRow } from '../store/audit-store';
+import { findAuditEntry, insertAuditEntries, listAuditEntries, markTargetGone, type AuditEntryRow } from '../store/audit-store';
 import { iso } from '../store/mappers';
 
 const DEFAULT_PAGE_SIZE = 50;
@@ -45,26 +45,38 @@ export function removesTarget(action: string): boolean {
 }
 
 /**
- * Stores one audit event (run once per event id by the consumer, in its transaction). Secrets are scrubbed
- * again here: the writer should never have sent them, and the store is where they would stay.
+ * Stores audit events, in order (run once per event id by the consumer, in its transaction): one insert for the
+ * batch, then, for each removal, earlier entries about its target are marked gone. Secrets are scrubbed again
+ * here: the writer should never have sent them, and the store is where they would stay.
  */
-export async function storeAuditEvent(tx: Transaction, event: DomainEvent<unknown>, logger: Logger): Promise<void> {
-  const parsed = auditEventData.safeParse(event.data);
-  if (!parsed.success) {
-    logger.warn({ eventId: event.id, type: event.type, source: event.source }, 'audit event in an unexpected shape skipped');
-    return;
+export async function storeAuditEvents(tx: Transaction, events: readonly DomainEvent<unknown>[], logger: Logger): Promise<void> {
+  const entries: Array<{ eventId: string; occurredAt: string; data: AuditEventData }> = [];
+  for (const event of events) {
+    const parsed = auditEventData.safeParse(event.data);
+    if (!parsed.success) {
+      logger.warn({ eventId: event.id, type: event.type, source: event.source }, 'audit event in an unexpected shape skipped');
+      continue;
+    }
+    const data = parsed.data as AuditEventData;
+    const scrubbed: AuditEventData = {
+      ...data,
+      target: scrubSecrets(data.target) as AuditEventData['target'],
+      ...(data.parent ? { parent: scrubSecrets(data.parent) as AuditEventData['target'] } : {}),
+      before: scrubSecrets(data.before),
+      after: scrubSecrets(data.after),
+      metadata: scrubSecrets(data.metadata ?? {}) as Record<string, unknown>,
+    };
+    entries.push({ eventId: event.id, occurredAt: event.occurredAt, data: scrubbed });
   }
-  const data = parsed.data as AuditEventData;
-  const scrubbed: AuditEventData = {
-    ...data,
-    target: scrubSecrets(data.target) as AuditEventData['target'],
-    ...(data.parent ? { parent: scrubSecrets(data.parent) as AuditEventData['target'] } : {}),
-    before: scrubSecrets(data.before),
-    after: scrubSecrets(data.after),
-    metadata: scrubSecrets(data.metadata ?? {}) as Record<string, unknown>,
-  };
-  const id = await insertAuditEntry(tx, { eventId: event.id, occurredAt: event.occurredAt, data: scrubbed });
-  if (id && removesTarget(data.action)) await markTargetGone(tx, data.target, id);
+  const ids = await insertAuditEntries(tx, entries);
+  for (const { eventId, data } of entries) {
+    const id = ids.get(eventId);
+    if (id && removesTarget(data.action)) await markTargetGone(tx, data.target, id);
+  }
+}
+
+export function storeAuditEvent(tx: Transaction, event: DomainEvent<unknown>, logger: Logger): Promise<void> {
+  return storeAuditEvents(tx, [event], logger);
 }
 
 const ACTOR_KINDS: Record<string, ActorKind> = {

@@ -1,9 +1,10 @@
 import { TOPICS, type EventConsumer, type Logger } from '@platform/runtime';
-import { storeAuditEvent } from '../domain/audit';
+import { storeAuditEvent, storeAuditEvents } from '../domain/audit';
 
 /**
  * Stores every service's audit events (topic `audit.v1`) in `identity.audit_entries`. The runtime hands over
- * each event once, in the transaction that marks it processed; up to 200 events share one transaction, in order.
+ * each event once, in the transaction that marks it processed; up to 200 events share one transaction and one
+ * insert, in order.
  */
 export function auditStoreConsumer(deps: { logger: Logger }): EventConsumer {
   return {
@@ -12,9 +13,7 @@ export function auditStoreConsumer(deps: { logger: Logger }): EventConsumer {
     handle: (event, tx) => storeAuditEvent(tx, event, deps.logger),
     batch: {
       maxBatch: 200,
-      async handle(events, tx) {
-        for (const event of events) await storeAuditEvent(tx, event, deps.logger);
-      },
+      handle: (events, tx) => storeAuditEvents(tx, events, deps.logger),
     },
   };
 }

@@ -31,18 +31,19 @@ export function createIdentityHandlers(deps: IdentityDeps): AsyncServiceImplemen
 }
 
 /**
- * Changes that only add (a person, a team, a key, a session, a registration, a code) and cannot make a
- * remembered authentication wrong. Token grants are not here: a replayed code or refresh token revokes.
+ * Changes that only add (a person, a key, a registration, a code) and cannot make a remembered answer wrong.
+ * Sign-in (it sets the person's last sign-in) and team creation (it makes its owner a member) are not here:
+ * edges remember `GET /v1/me` too. The code grant is not here: a replayed code revokes. The refresh grant is,
+ * because it moves the generation itself when a replay revoked (domain/oauth/refresh.ts); a rotation only adds.
  */
 const LEAVES_AUTHENTICATION_UNCHANGED = [
-  'signIn',
   'createPerson',
-  'createTeam',
   'createApiKey',
   'createServiceAccount',
   'setMaintenance',
   'registerClient',
   'issueAuthorizationCode',
+  'refreshToken',
   'setTrustedClients',
 ];
 

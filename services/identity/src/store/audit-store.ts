@@ -27,43 +27,56 @@ export interface AuditEntryRow {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const uuidOrNull = (value: string | null | undefined): string | null => (value && UUID.test(value) ? value : null);
-/** jsonb parameters: `null` stays SQL NULL rather than the JSON value `null`. */
-const jsonOrNull = (value: unknown): string | null => (value === undefined || value === null ? null : JSON.stringify(value));
 
-/** Stores one audit event; returns the new entry's id. The event id is unique, so a replay inserts nothing. */
-export async function insertAuditEntry(
+/**
+ * Stores audit events in one statement, in the given order (entry ids ascend with it); returns the new entries' ids
+ * by event id. Event ids are unique, so a replayed event inserts nothing and is absent from the result.
+ */
+export async function insertAuditEntries(
   tx: Transaction,
-  entry: { eventId: string; occurredAt: string; data: AuditEventData },
-): Promise<string | null> {
-  const { data } = entry;
-  const result = await tx.query<{ id: string }>(
+  entries: ReadonlyArray<{ eventId: string; occurredAt: string; data: AuditEventData }>,
+): Promise<Map<string, string>> {
+  if (entries.length === 0) return new Map();
+  // One jsonb parameter whatever the batch size, so the statement's text never changes and it is prepared once.
+  const rows = entries.map(({ eventId, occurredAt, data }) => ({
+    event_id: eventId,
+    occurred_at: occurredAt,
+    team_id: uuidOrNull(data.teamId),
+    action: data.action,
+    actor_kind: data.actor.kind,
+    actor_user_id: uuidOrNull(data.actor.userId),
+    actor: data.actor,
+    target_type: data.target.type,
+    target_id: data.target.id,
+    target_label: data.target.label,
+    // JSON null (or an absent key) becomes SQL NULL in jsonb_to_recordset.
+    parent: data.parent ? { ...data.parent, exists: true } : null,
+    before: data.before ?? null,
+    after: data.after ?? null,
+    metadata: data.metadata ?? {},
+    request_id: data.requestId,
+    via: data.via ?? null,
+    client_ip: data.clientIp,
+  }));
+  const result = await tx.query<{ id: string; event_id: string }>(
     `INSERT INTO identity.audit_entries
        (event_id, occurred_at, team_id, action, actor_kind, actor_user_id, actor, target_type, target_id, target_label,
         parent, before, after, metadata, request_id, via, client_ip)
-     VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9, $10, $11::jsonb, $12::jsonb, $13::jsonb, $14::jsonb, $15, $16::jsonb, $17)
+     SELECT r.event_id, r.occurred_at, r.team_id, r.action, r.actor_kind, r.actor_user_id, r.actor, r.target_type, r.target_id,
+            r.target_label, r.parent, r.before, r.after, r.metadata, r.request_id, r.via, r.client_ip
+       FROM ROWS FROM (jsonb_to_recordset($1::jsonb) AS (
+              event_id uuid, occurred_at timestamptz, team_id uuid, action text, actor_kind text, actor_user_id uuid, actor jsonb,
+              target_type text, target_id text, target_label text, parent jsonb, before jsonb, after jsonb, metadata jsonb,
+              request_id text, via jsonb, client_ip text))
+            WITH ORDINALITY AS r (event_id, occurred_at, team_id, action, actor_kind, actor_user_id, actor, target_type, target_id,
+              target_label, parent, before, after, metadata, request_id, via, client_ip, position)
+      ORDER BY r.position
      ON CONFLICT (event_id) DO NOTHING
-     RETURNING id`,
-    [
-      entry.eventId,
-      entry.occurredAt,
-      uuidOrNull(data.teamId),
-      data.action,
-      data.actor.kind,
-      uuidOrNull(data.actor.userId),
-      JSON.stringify(data.actor),
-      data.target.type,
-      data.target.id,
-      data.target.label,
-      data.parent ? JSON.stringify({ ...data.parent, exists: true }) : null,
-      jsonOrNull(data.before),
-      jsonOrNull(data.after),
-      JSON.stringify(data.metadata ?? {}),
-      data.requestId,
-      jsonOrNull(data.via),
-      data.clientIp,
-    ],
+     RETURNING id, event_id`,
+    [JSON.stringify(rows)],
+    { prepared: 'identity_insert_audit_entries' },
   );
-  return result.rows[0]?.id ?? null;
+  return new Map(result.rows.map((row) => [row.event_id, row.id]));
 }
 
 /**

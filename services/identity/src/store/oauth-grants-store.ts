@@ -1,4 +1,4 @@
-import type { Queryable } from '@platform/runtime';
+import { outboxInsertSql, type OutboxRow, type Queryable } from '@platform/runtime';
 
 /** Authorization codes, connections and tokens (identity.oauth_codes / oauth_connections / oauth_tokens). */
 
@@ -167,6 +167,76 @@ export async function claimRefreshToken(db: Queryable, digest: string): Promise<
     [digest],
   );
   return rows[0] ?? null;
+}
+
+/** A refresh token with its context, whatever its state; `claimable` when it is live and unrotated. */
+export interface PresentedRefreshRow extends RefreshContextRow {
+  claimable: boolean;
+}
+
+/** Reads a presented refresh token and its context without locking anything (the fast path's first step). */
+export async function findRefreshToken(db: Queryable, digest: string): Promise<PresentedRefreshRow | null> {
+  const { rows } = await db.query<PresentedRefreshRow>(
+    `SELECT t.generation, ${REFRESH_CONTEXT},
+            (t.rotated_at IS NULL AND t.revoked_at IS NULL AND t.expires_at > now()) AS claimable
+       FROM identity.oauth_tokens t
+       JOIN identity.oauth_connections c ON c.id = t.connection_id
+       JOIN identity.people p ON p.id = c.person_id
+      WHERE t.digest = $1 AND t.kind = 'refresh'`,
+    [digest],
+    { prepared: 'identity_oauth_find_refresh_token' },
+  );
+  return rows[0] ?? null;
+}
+
+/**
+ * The whole rotation in ONE statement (atomic on its own, no transaction round trips): claims the token exactly
+ * once, only while everything `expected` says still holds (same generation, live connection of this client and
+ * resource, active person with the name and email the audit entry carries), retires the connection's older
+ * unrotated refresh tokens, moves its newest generation on, inserts the new pair and stores the audit event in
+ * the outbox. False when nothing was claimed (a concurrent use won, or something changed): nothing was written.
+ */
+export async function claimAndRotate(
+  db: Queryable,
+  digest: string,
+  expected: RefreshContextRow & { generation: number },
+  pair: NewTokenPair,
+  audit: OutboxRow<unknown>,
+): Promise<boolean> {
+  const { rows } = await db.query<{ claimed: number }>(
+    `WITH claimed AS (
+       UPDATE identity.oauth_tokens t SET rotated_at = now()
+         FROM identity.oauth_connections c, identity.people p
+        WHERE t.digest = $1 AND t.kind = 'refresh' AND t.rotated_at IS NULL AND t.revoked_at IS NULL AND t.expires_at > now()
+          AND t.generation = $2 AND t.connection_id = $3
+          AND c.id = t.connection_id AND c.revoked_at IS NULL AND c.client_id = $4 AND c.resource = $5
+          AND c.client_name = $6 AND c.gateway_id = $7 AND c.gateway_slug = $8
+          AND p.id = c.person_id AND p.id = $9 AND p.status = 'active' AND p.email = $10 AND p.display_name = $11
+        RETURNING t.connection_id),
+     retired AS (
+       UPDATE identity.oauth_tokens SET rotated_at = now()
+        WHERE connection_id = $3 AND kind = 'refresh' AND rotated_at IS NULL AND revoked_at IS NULL AND generation < $12
+          AND digest <> $1 AND EXISTS (SELECT 1 FROM claimed)),
+     moved AS (
+       UPDATE identity.oauth_connections
+          SET refresh_generation = GREATEST(refresh_generation, $12), last_used_at = now()
+        WHERE id = $3 AND EXISTS (SELECT 1 FROM claimed)),
+     issued AS (
+       INSERT INTO identity.oauth_tokens (digest, connection_id, kind, generation, expires_at)
+       SELECT v.digest, claimed.connection_id, v.kind, $12, now() + make_interval(secs => v.ttl)
+         FROM claimed, (VALUES ($13, 'access', $15::integer), ($14, 'refresh', $16::integer)) AS v (digest, kind, ttl)),
+     audited AS (${outboxInsertSql('identity', 17, 'claimed')})
+     SELECT count(*)::integer AS claimed FROM claimed`,
+    [
+      digest, expected.generation, expected.connection_id, expected.client_id, expected.resource,
+      expected.client_name, expected.gateway_id, expected.gateway_slug, expected.person_id, expected.email, expected.display_name,
+      pair.generation, pair.accessDigest, pair.refreshDigest, pair.accessTtlSeconds, pair.refreshTtlSeconds,
+      ...audit.values,
+    ],
+    // Planning this statement costs about as much as running it; prepared once per connection, it is not planned again.
+    { prepared: 'identity_oauth_claim_and_rotate' },
+  );
+  return (rows[0]?.claimed ?? 0) > 0;
 }
 
 export interface RetiredRefreshRow extends RefreshContextRow {

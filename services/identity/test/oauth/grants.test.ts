@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Client } from 'pg';
 import { ActorKind } from '@platform/proto/gen/platform/common/v1/common';
-import type { ServiceClients } from '@platform/runtime';
+import { createCache, createLogger, readAuthGeneration, type Cache, type ServiceClients } from '@platform/runtime';
 import { adminClient, createPerson, databaseOf, describeWith, eventually, grpcClients, pkcePair, startTestPlatform, type ApiClient, type TestPlatform } from '@platform/test';
 import { auditEntries, gateway, PLATFORM_TEAM_ID } from './support';
 
@@ -400,6 +400,61 @@ describeWith('postgres', 'OAuth grants (identity service)', () => {
       expect((await refresh(tokens.refreshToken, clientId)).error?.error).toBe('invalid_grant');
       expect((await validate(third.accessToken, gw.slug)).valid).toBe(false);
       expect((await refresh(third.refreshToken, clientId)).error?.error).toBe('invalid_grant');
+    });
+
+    it('a token this service issued is still checked in the database: a rename, a suspension, a revocation since', async () => {
+      const renamed = await createPerson(admin, 'oauth-renamed');
+      const { tokens, clientId, gw } = await connect({ personId: renamed.id });
+      const connectionId = await connectionOf(tokens.accessToken, gw.slug);
+      // Issued by a rotation, so the service remembers the next token's context; the person changes meanwhile.
+      const second = await refresh(tokens.refreshToken, clientId);
+      await db.query(`UPDATE identity.people SET display_name = 'Renamed Person', email = $2 WHERE id = $1`, [renamed.id, `renamed-${randomUUID()}@example.test`]);
+      const third = await refresh(second.refreshToken, clientId);
+      expect(third.error).toBeUndefined();
+      const entries = await eventually(() => auditEntries(db, 'oauth.token_issue', connectionId), (rows) => rows.length === 3);
+      expect(entries[2]!.actor).toMatchObject({ userId: renamed.id, displayName: 'Renamed Person' });
+      expect(entries[2]!.metadata).toMatchObject({ grant: 'refresh_token', generation: 3 });
+
+      await db.query(`UPDATE identity.people SET status = 'suspended' WHERE id = $1`, [renamed.id]);
+      expect((await refresh(third.refreshToken, clientId)).error?.error).toBe('invalid_grant');
+      await db.query(`UPDATE identity.people SET status = 'active' WHERE id = $1`, [renamed.id]);
+      const fourth = await refresh(third.refreshToken, clientId);
+      expect(fourth.error).toBeUndefined();
+
+      await identity().revokeConnection({ context: userContext(renamed.id), personId: renamed.id, connectionId });
+      expect((await refresh(fourth.refreshToken, clientId)).error?.error).toBe('invalid_grant');
+    });
+
+    it('a token rotated through another replica is not claimed again from what this one remembers: replay', async () => {
+      const { tokens, clientId, gw } = await connect();
+      const connectionId = await connectionOf(tokens.accessToken, gw.slug);
+      const second = await refresh(tokens.refreshToken, clientId);
+      // Another replica rotated the second token 31 s ago (this one still remembers it as live).
+      await db.query(
+        `UPDATE identity.oauth_tokens SET rotated_at = now() - interval '31 seconds' WHERE connection_id = $1 AND generation = 2 AND kind = 'refresh'`,
+        [connectionId],
+      );
+      expect((await refresh(second.refreshToken, clientId)).error?.error).toBe('invalid_grant');
+      expect((await validate(second.accessToken, gw.slug)).valid).toBe(false);
+    });
+
+    it('moves the shared auth generation only when a replay revoked the connection, not at a rotation', async () => {
+      const cache: Cache = createCache(
+        { kind: 'redis', url: platform.env.REDIS_URL!, keyPrefix: platform.env.REDIS_KEY_PREFIX! },
+        createLogger({ level: 'silent' }),
+      );
+      try {
+        const { tokens, clientId } = await connect();
+        const before = await readAuthGeneration(cache);
+        const second = await refresh(tokens.refreshToken, clientId);
+        const third = await refresh(second.refreshToken, clientId);
+        expect(third.error).toBeUndefined();
+        expect(await readAuthGeneration(cache)).toBe(before);
+        expect((await refresh(tokens.refreshToken, clientId)).error?.error).toBe('invalid_grant');
+        expect(await readAuthGeneration(cache)).not.toBe(before);
+      } finally {
+        await cache.close();
+      }
     });
 
     it("refuses another client's use, an unknown, an expired or an access token, changing nothing", async () => {

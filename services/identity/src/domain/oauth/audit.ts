@@ -1,4 +1,4 @@
-import { SYSTEM_ACTOR, writeAuditEvent, type AuditActor, type AuditEventData, type Transaction } from '@platform/runtime';
+import { auditEvent, SYSTEM_ACTOR, writeEvent, type AuditActor, type AuditEventData, type NewEvent, type Transaction } from '@platform/runtime';
 import { PLATFORM_TEAM_ID, SCHEMA } from '../../deps';
 
 /**
@@ -22,9 +22,13 @@ export function viaClient(clientName: string, clientId: string): AuditEventData[
   return { kind: 'oauth_client', name: clientName || clientId };
 }
 
-export async function writeOAuthAudit(
-  tx: Transaction,
-  entry: Omit<AuditEventData, 'teamId' | 'action'> & { action: OAuthAuditAction },
-): Promise<void> {
-  await writeAuditEvent(tx, SCHEMA, { ...entry, teamId: PLATFORM_TEAM_ID });
+export type OAuthAuditEntry = Omit<AuditEventData, 'teamId' | 'action'> & { action: OAuthAuditAction };
+
+/** The outbox event of an OAuth audit entry. */
+export function oauthAuditEvent(entry: OAuthAuditEntry): NewEvent<AuditEventData> {
+  return auditEvent(SCHEMA, { ...entry, teamId: PLATFORM_TEAM_ID });
+}
+
+export async function writeOAuthAudit(tx: Transaction, entry: OAuthAuditEntry): Promise<void> {
+  await writeEvent(tx, SCHEMA, oauthAuditEvent(entry));
 }

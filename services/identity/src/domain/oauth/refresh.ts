@@ -1,14 +1,17 @@
 import type { RefreshTokenRequest, TokenResponse } from '@platform/proto/gen/platform/identity/v1/oauth';
-import type { Transaction } from '@platform/runtime';
-import type { IdentityDeps } from '../../deps';
+import { bumpAuthGeneration, nudgeRelay, outboxRow, type Transaction } from '@platform/runtime';
+import { SCHEMA, type IdentityDeps } from '../../deps';
 import {
+  claimAndRotate,
   claimRefreshToken,
+  findRefreshToken,
   findRetiredRefreshToken,
   insertRotatedPair,
   revokeConnectionAndTokens,
+  type PresentedRefreshRow,
   type RefreshContextRow,
 } from '../../store/oauth-grants-store';
-import { gatewayParent, personActor, viaClient, writeOAuthAudit } from './audit';
+import { gatewayParent, oauthAuditEvent, personActor, viaClient, writeOAuthAudit, type OAuthAuditEntry } from './audit';
 import { OAuthRefusal, oauthError } from './errors';
 import { REFRESH_REPLAY_GRACE_SECONDS } from './limits';
 import { newTokenPair, REFRESH_TOKEN_PREFIX, tokenResponse } from './token-pair';
@@ -24,25 +27,73 @@ const INVALID = 'The refresh token is invalid, expired or revoked.';
  * - a retired token presented later, or an older generation, revokes the whole connection (replay detected);
  * - unknown, expired, revoked, another client's, a revoked connection or an inactive person: invalid_grant,
  *   with nothing claimed (the transaction rolls back).
- * A few statements in one transaction: claim (joined with connection and person), new pair, audit.
+ *
+ * The common case (a live token, used once) takes no transaction: one statement claims, rotates and records the
+ * audit event atomically, conditioned on the token's context (connection, client, gateway, person) — remembered
+ * from when this process issued the token, else read first. Anything else — or a claim lost to a concurrent use —
+ * goes the careful way: one transaction that claims or finds out why not (grace, replay, refusal).
  */
 export async function refreshToken(deps: IdentityDeps, request: RefreshTokenRequest): Promise<TokenResponse> {
   if (!request.refreshToken) return { ...empty, error: oauthError('invalid_request', 'refresh_token is required.') };
   if (!request.clientId) return { ...empty, error: oauthError('invalid_request', 'client_id is required.') };
   if (!request.refreshToken.startsWith(REFRESH_TOKEN_PREFIX)) return { ...empty, error: oauthError('invalid_grant', INVALID) };
   const digest = deps.secrets.digester.digest(request.refreshToken);
+  const rotated = await rotateLiveToken(deps, digest, request);
+  if (rotated) return rotated;
+  const outcome = await refreshCarefully(deps, digest, request);
+  // Only a detected replay changes who may authenticate (it revokes the connection): edges must check again.
+  // A rotation only adds tokens, so the grant's RPC is exempt from the blanket invalidation (grpc/handlers.ts).
+  if (outcome.revoked) await bumpAuthGeneration(deps.cache);
+  return outcome.response;
+}
+
+/**
+ * What this process knows of the refresh tokens it issued and has not seen used: their context, as the fast
+ * path would read it. Only a hint: the rotation statement checks all of it again in the database, so a stale or
+ * missing entry (the token was used through another replica, the person was renamed or suspended) costs a read or
+ * the careful path, never a wrong answer. Bounded; forgets the oldest first. Holds digests, never tokens.
+ */
+const issuedContexts = new WeakMap<IdentityDeps, Map<string, PresentedRefreshRow>>();
+const ISSUED_CONTEXTS_LIMIT = 20_000;
+
+function issuedContextsOf(deps: IdentityDeps): Map<string, PresentedRefreshRow> {
+  let contexts = issuedContexts.get(deps);
+  if (!contexts) issuedContexts.set(deps, (contexts = new Map()));
+  return contexts;
+}
+
+/** The fast path: null when the token is not live and usable as presented, or when the claim was lost. */
+async function rotateLiveToken(deps: IdentityDeps, digest: string, request: RefreshTokenRequest): Promise<TokenResponse | null> {
+  const contexts = issuedContextsOf(deps);
+  const remembered = contexts.get(digest);
+  if (remembered) contexts.delete(digest);
+  const token = remembered ?? (await findRefreshToken(deps.db, digest));
+  if (!token?.claimable || refusal(token, request)) return null;
+  const generation = token.generation + 1;
+  const pair = newTokenPair(deps, generation);
+  const audit = outboxRow(oauthAuditEvent(tokenIssueEntry(token, generation, request)));
+  if (!(await claimAndRotate(deps.db, digest, token, pair.stored, audit))) return null;
+  nudgeRelay(SCHEMA);
+  if (contexts.size >= ISSUED_CONTEXTS_LIMIT) contexts.delete(contexts.keys().next().value!);
+  contexts.set(pair.stored.refreshDigest, { ...token, generation, refresh_generation: generation });
+  return tokenResponse(pair.values);
+}
+
+async function refreshCarefully(deps: IdentityDeps, digest: string, request: RefreshTokenRequest): Promise<{ response: TokenResponse; revoked: boolean }> {
   try {
     return await deps.db.transaction(async (tx) => {
       const claimed = await claimRefreshToken(tx, digest);
       if (claimed) {
         checkUsable(claimed, request);
-        return issuePair(deps, tx, claimed, claimed.generation + 1, request);
+        return { response: await issuePair(deps, tx, claimed, claimed.generation + 1, request), revoked: false };
       }
       const retired = await findRetiredRefreshToken(tx, digest, REFRESH_REPLAY_GRACE_SECONDS);
-      if (!retired || !retired.rotated || retired.connection_revoked) return { ...empty, error: oauthError('invalid_grant', INVALID) };
+      if (!retired || !retired.rotated || retired.connection_revoked) {
+        return { response: { ...empty, error: oauthError('invalid_grant', INVALID) }, revoked: false };
+      }
       checkUsable(retired, request);
       if (retired.in_grace && retired.generation === retired.refresh_generation - 1) {
-        return issuePair(deps, tx, retired, retired.refresh_generation, request);
+        return { response: await issuePair(deps, tx, retired, retired.refresh_generation, request), revoked: false };
       }
       const revoked = await revokeConnectionAndTokens(tx, retired.connection_id);
       if (revoked) {
@@ -57,25 +108,38 @@ export async function refreshToken(deps: IdentityDeps, request: RefreshTokenRequ
           metadata: { connectionId: retired.connection_id, clientId: retired.client_id, kind: 'refresh_token', reason: 'refresh_token_reuse' },
         });
       }
-      return { ...empty, error: oauthError('invalid_grant', 'The refresh token was already used; the connection has been revoked.') };
+      const response = { ...empty, error: oauthError('invalid_grant', 'The refresh token was already used; the connection has been revoked.') };
+      return { response, revoked: revoked !== null };
     });
   } catch (error) {
-    if (error instanceof OAuthRefusal) return { ...empty, error: error.oauth };
+    if (error instanceof OAuthRefusal) return { response: { ...empty, error: error.oauth }, revoked: false };
     throw error;
   }
 }
 
 /** Bound to its client, to its resource (RFC 8707 §2.2) and to an active person on a live connection. */
+function refusal(row: RefreshContextRow, request: RefreshTokenRequest): OAuthRefusal | null {
+  if (row.client_id !== request.clientId) return new OAuthRefusal('invalid_grant', 'The refresh token was issued to another client.');
+  if (row.connection_revoked || row.person_status !== 'active') return new OAuthRefusal('invalid_grant', INVALID);
+  if (request.resource && request.resource !== row.resource) return new OAuthRefusal('invalid_target', 'resource does not match the grant.');
+  return null;
+}
+
 function checkUsable(row: RefreshContextRow, request: RefreshTokenRequest): void {
-  if (row.client_id !== request.clientId) throw new OAuthRefusal('invalid_grant', 'The refresh token was issued to another client.');
-  if (row.connection_revoked || row.person_status !== 'active') throw new OAuthRefusal('invalid_grant', INVALID);
-  if (request.resource && request.resource !== row.resource) throw new OAuthRefusal('invalid_target', 'resource does not match the grant.');
+  const refused = refusal(row, request);
+  if (refused) throw refused;
 }
 
 async function issuePair(deps: IdentityDeps, tx: Transaction, row: RefreshContextRow, generation: number, request: RefreshTokenRequest): Promise<TokenResponse> {
   const pair = newTokenPair(deps, generation);
   await insertRotatedPair(tx, row.connection_id, pair.stored);
-  await writeOAuthAudit(tx, {
+  await writeOAuthAudit(tx, tokenIssueEntry(row, generation, request));
+  return tokenResponse(pair.values);
+}
+
+/** `oauth.token_issue` for a refresh grant: who, through which client, on which connection and gateway. Never a token. */
+function tokenIssueEntry(row: RefreshContextRow, generation: number, request: RefreshTokenRequest): OAuthAuditEntry {
+  return {
     action: 'oauth.token_issue',
     actor: personActor({ id: row.person_id, email: row.email, displayName: row.display_name }),
     via: viaClient(row.client_name, row.client_id),
@@ -84,6 +148,5 @@ async function issuePair(deps: IdentityDeps, tx: Transaction, row: RefreshContex
     target: { type: 'oauth_connection', id: row.connection_id, label: row.client_name || row.client_id },
     parent: gatewayParent(row.gateway_id, row.gateway_slug),
     metadata: { clientId: row.client_id, gatewayId: row.gateway_id, connectionId: row.connection_id, grant: 'refresh_token', generation },
-  });
-  return tokenResponse(pair.values);
+  };
 }

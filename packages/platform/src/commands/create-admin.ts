@@ -1,9 +1,9 @@
 import { parseArgs } from 'node:util';
 import {
   AppError,
+  createCache,
   createDatabase,
   createLogger,
-  createMemoryCache,
   loadConfig,
   loadSecrets,
   migrateService,
@@ -14,7 +14,8 @@ import { createOrResetAdmin, identityService, type IdentityDeps } from '@platfor
  * `platform create-admin --email someone@example.com`: creates a platform admin, or resets an existing person's
  * password, makes them admin and reactivates them. The password comes from ADMIN_PASSWORD or stdin (piped or
  * typed), never from the command line, where other users of the machine could read it. Uses the server's own
- * configuration (DATABASE_URL, or the embedded database under DATA_DIR) and applies identity's migrations first.
+ * configuration (DATABASE_URL, or the embedded database under DATA_DIR; REDIS_URL) and applies identity's migrations
+ * first.
  */
 export async function createAdminCommand(args: string[]): Promise<number> {
   const { values } = parseArgs({ args, options: { email: { type: 'string' }, help: { type: 'boolean', short: 'h' } }, allowPositionals: false });
@@ -31,7 +32,8 @@ export async function createAdminCommand(args: string[]): Promise<number> {
   const config = loadConfig(process.env, { embeddedAllowed: !process.env.DATABASE_URL });
   const logger = createLogger({ level: process.env.LOG_LEVEL ?? 'warn' });
   const db = createDatabase(config.storage, logger, 'platform-create-admin');
-  const cache = createMemoryCache({ keyPrefix: '', logger });
+  // The server's own cache (Redis when configured), so a reset reaches running edges at once (auth generation).
+  const cache = createCache(config.cache, logger);
   try {
     await migrateService(db, { schema: identityService.name, dir: identityService.migrationsDir, logger });
     const secrets = await loadSecrets({

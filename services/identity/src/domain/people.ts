@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { AppError, auditContext, writeAuditEvent, type Transaction } from '@platform/runtime';
+import { AppError, auditContext, bumpAuthGeneration, writeAuditEvent, type Transaction } from '@platform/runtime';
 import type { RequestContext } from '@platform/proto/gen/platform/common/v1/common';
 import { PLATFORM_TEAM_ID, SCHEMA, type IdentityDeps } from '../deps';
 import { toPerson, type PersonRow } from '../store/mappers';
@@ -66,7 +66,7 @@ export async function createPerson(tx: Transaction, input: NewPerson, context: R
 export async function createOrResetAdmin(deps: IdentityDeps, email: string, password: string): Promise<{ created: boolean; personId: string }> {
   const problem = passwordProblem(password);
   if (problem) throw AppError.invalid(`Password ${problem}`, [{ field: 'password', problem }]);
-  return deps.db.transaction(async (tx) => {
+  const outcome = await deps.db.transaction(async (tx) => {
     const existing = await findPersonByEmail(tx, email);
     if (!existing) {
       const person = await createPerson(tx, { email, displayName: email.split('@')[0]!, password, platformRole: 'admin' }, undefined);
@@ -87,6 +87,9 @@ export async function createOrResetAdmin(deps: IdentityDeps, email: string, pass
     });
     return { created: false, personId: existing.id };
   });
+  // A reset changes the person's role and status: edges must not keep answering from what they remembered.
+  if (!outcome.created) await bumpAuthGeneration(deps.cache);
+  return outcome;
 }
 
 /** At start: when BOOTSTRAP_ADMIN_EMAIL and _PASSWORD are set and no platform admin exists, create one. */

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startPlatform } from '@platform/platform/src/platform';
-import { ApiClient } from '@platform/test';
+import { adminClient, ApiClient, describeWith, newPerson, startTestPlatform, type TestPlatform } from '@platform/test';
 
 const ROOT = path.resolve(__dirname, '../../../..');
 const MAIN = path.join(ROOT, 'packages/platform/src/main.ts');
@@ -62,4 +62,24 @@ describe('create-admin command', () => {
       await platform.stop();
     }
   }, 180_000);
+});
+
+/** With the server's Redis, a reset reaches running edges at once: they drop what they remembered about the person. */
+describeWith('postgres', 'create-admin command beside a running platform', () => {
+  let platform: TestPlatform;
+  beforeAll(async () => {
+    // Remembered answers would otherwise live a minute (the most AUTH_CACHE_SECONDS allows): only the generation
+    // can explain a change seen at the next request.
+    platform = await startTestPlatform({ env: { AUTH_CACHE_SECONDS: '60' } });
+  }, 120_000);
+  afterAll(async () => platform?.stop());
+
+  it('promotes a signed-in person, whose next request already sees the new role', async () => {
+    const person = await newPerson(platform, await adminClient(platform), 'promoted');
+    expect((await person.client.get('/v1/me')).body.data.platformRole).toBeNull();
+    const reset = await createAdmin(['--email', person.email], { ...platform.env, ADMIN_PASSWORD: 'promoted password 789' }, '');
+    expect(reset.stderr).toBe('');
+    expect(reset.code).toBe(0);
+    expect((await person.client.get('/v1/me')).body.data.platformRole).toBe('admin');
+  }, 120_000);
 });

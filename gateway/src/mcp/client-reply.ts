@@ -48,14 +48,11 @@ export class ClientReply {
     this.res.flushHeaders();
   }
 
-  /** One message on the stream (starting it if needed). */
-  send(message: JsonRpcMessage): void {
+  /** One message on the stream (starting it if needed); `text` is the message already serialised on one line. */
+  send(message: JsonRpcMessage, text = JSON.stringify(message)): void {
     if (this.finished) return;
     this.startStream();
-    const text = JSON.stringify(message);
-    const event = `event: message\ndata: ${text}\n\n`;
-    this.bytes += Buffer.byteLength(event);
-    this.res.write(event);
+    this.res.write(this.event(text));
   }
 
   /** The request's answer: as JSON when nothing was streamed yet, else as the stream's last event. */
@@ -65,9 +62,17 @@ export class ClientReply {
       this.json(200, message, {}, text);
       return;
     }
-    this.lastMessage = JSON.stringify(message);
-    this.send(message);
-    this.res.end();
+    // An SSE data line cannot hold a line break: text received over several data lines is serialised afresh.
+    const line = text !== undefined && !/[\r\n]/.test(text) ? text : JSON.stringify(message);
+    this.lastMessage = line;
+    this.res.end(this.event(line));
+  }
+
+  /** An SSE `message` event, counted. */
+  private event(text: string): string {
+    const event = `event: message\ndata: ${text}\n\n`;
+    this.bytes += Buffer.byteLength(event);
+    return event;
   }
 
   /** A comment line that keeps idle proxies from closing the stream. */

@@ -154,7 +154,7 @@ async function relayStream(
     const message = item.message;
     if (isResponse(message)) {
       if (message.id !== request.id) continue;
-      reply.final(message);
+      reply.final(message, item.text);
       return { response: message };
     }
     const relayed = toClient(ctx, server, message);

@@ -32,8 +32,11 @@ export type UpstreamAnswer =
   /** The upstream no longer knows the session (HTTP 404 with a session id): re-initialize and retry. */
   | { kind: 'session_expired' };
 
-/** One item of an SSE stream: a parsed message, or text that was not one (the caller decides what that means). */
-export type UpstreamStreamItem = { message: JsonRpcMessage } | { malformed: string };
+/**
+ * One item of an SSE stream: a parsed message (with its text as received, when known, for relaying it unchanged), or
+ * text that was not one (the caller decides what that means).
+ */
+export type UpstreamStreamItem = { message: JsonRpcMessage; text?: string } | { malformed: string };
 
 const ACCEPT_BOTH = 'application/json, text/event-stream';
 
@@ -109,7 +112,7 @@ async function* sseItems(body: Readable): AsyncGenerator<UpstreamStreamItem> {
     onEvent(event) {
       if (event.event !== undefined && event.event !== 'message') return;
       try {
-        ready.push({ message: JSON.parse(event.data) as JsonRpcMessage });
+        ready.push({ message: JSON.parse(event.data) as JsonRpcMessage, text: event.data });
       } catch {
         ready.push({ malformed: event.data.slice(0, 200) });
       }

@@ -8,6 +8,8 @@ import { TEST_ADMIN } from '../src/platform';
 
 
 const SERVICE_TARGETS = ['identity', 'catalog', 'agents', 'knowledge', 'billing', 'notifications'];
+/** The node flags the platform runs with in production (deploy/Dockerfile's ENTRYPOINT, package.json's start). */
+const PLATFORM_NODE_FLAGS = ['--max-semi-space-size=32'];
 
 export interface PlatformProcess {
   url: string;
@@ -50,7 +52,7 @@ function spawnPlatform(target: string, env: NodeJS.ProcessEnv): ChildProcess {
   const root = path.resolve(__dirname, '../..');
   // BENCH_NODE_ARGS passes flags to the platform's node, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile it.
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  return spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'packages/platform/src/main.ts', `--target=${target}`], {
+  return spawn(process.execPath, [...PLATFORM_NODE_FLAGS, ...nodeArgs, '--import', 'tsx', 'packages/platform/src/main.ts', `--target=${target}`], {
     cwd: root,
     env,
     stdio: ['ignore', 'inherit', 'inherit'],

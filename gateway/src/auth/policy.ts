@@ -66,7 +66,12 @@ export function authorize(policy: RoutePolicy, caller: Caller | null, path: stri
     if (policy.serviceKeys) return;
     throw AppError.forbidden('Team service keys cannot be used for this route');
   }
-  if (access.role === null) throw AppError.notFound('Team');
+  if (access.role === null) {
+    // Platform staff (any platform role) may read every team, so a route their role does not allow is 403, not the
+    // 404 that hides a team from someone who cannot see it.
+    if (caller.platformRole !== null && caller.credential === 'session') throw AppError.forbidden();
+    throw AppError.notFound('Team');
+  }
   if (!(policy.team ?? []).includes(access.role)) throw AppError.forbidden();
 }
 

@@ -62,14 +62,14 @@ describe('gateways', () => {
     expect(entry.actor.userId).toBe(owner.id);
   });
 
-  it('lets team owners, team admins and platform admins create; members and editors get 403, outsiders and platform staff 404', async () => {
+  it('lets team owners, team admins and platform admins create; members, editors and platform staff get 403, outsiders 404', async () => {
     expect((await teamAdmin.client.post(gateways(), { slug: unique('by-admin'), name: 'x' })).status).toBe(201);
     expect((await admin.post(gateways(), { slug: unique('by-platform'), name: 'x' })).status).toBe(201);
     expect((await member.client.post(gateways(), { slug: unique('by-member'), name: 'x' })).status).toBe(403);
     expect((await editor.client.post(gateways(), { slug: unique('by-editor'), name: 'x' })).status).toBe(403);
     expect((await outsider.client.post(gateways(), { slug: unique('by-outsider'), name: 'x' })).status).toBe(404);
-    // Platform staff who are not members: the shared policy answers as for anyone outside the team.
-    expect((await staff.client.post(gateways(), { slug: unique('by-staff'), name: 'x' })).status).toBe(404);
+    // Platform staff who are not members see every team, so a route they may not use is 403, not a hidden team.
+    expect((await staff.client.post(gateways(), { slug: unique('by-staff'), name: 'x' })).status).toBe(403);
   });
 
   it('creates a disabled gateway when asked', async () => {

@@ -124,12 +124,12 @@ describe('MCP servers', () => {
     expect(plain.body.data).toMatchObject({ hasAuth: false, authHeaderName: null, authValueHint: null });
   });
 
-  it('lets team owners and admins change; members, editors 403; outsiders and staff 404; staff and members read', async () => {
+  it('lets team owners and admins change; members, editors and staff 403; outsiders 404; staff and members read', async () => {
     expect((await create(teamAdmin.client)).status).toBe(201);
     expect((await create(member.client)).status).toBe(403);
     expect((await create(editor.client)).status).toBe(403);
     expect((await create(outsider.client)).status).toBe(404);
-    expect((await create(staff.client)).status).toBe(404);
+    expect((await create(staff.client)).status).toBe(403);
 
     const id = (await create(owner.client)).body.data.id;
     const path = `${servers()}/${id}`;

@@ -75,12 +75,13 @@ describe('platform servers: op 16 and the platform team routes', () => {
     expect(changed.body.data.name).toBe('Web search');
     // Auditors and staff read platform servers but do not manage them; a team owner does not see the platform team's.
     expect((await auditor.client.get(path)).status).toBe(200);
-    expect((await auditor.client.post(`/v1/teams/${PLATFORM_TEAM}/mcp-servers`, { name: 'x', slug: unique('x'), url: PUBLIC_URL })).status).toBe(404);
-    expect((await staff.client.delete(path)).status).toBe(404);
+    expect((await auditor.client.post(`/v1/teams/${PLATFORM_TEAM}/mcp-servers`, { name: 'x', slug: unique('x'), url: PUBLIC_URL })).status).toBe(403);
+    expect((await staff.client.delete(path)).status).toBe(403);
     expect((await owner.client.patch(path, { name: 'mine' }, { 'if-match': '"2"' })).status).toBe(404);
-    // The platform role reaches the platform team only: another team's servers stay its owners'.
+    // The platform role reaches the platform team only: another team's servers stay its owners' (403: a platform
+    // admin sees every team, but changing a team's server through the team routes is its owners' and admins').
     const teamServer = await registerServer(owner.client, team);
-    expect((await platformAdmin.client.patch(`/v1/teams/${team}/mcp-servers/${teamServer.id}`, { name: 'x' }, { 'if-match': '"1"' })).status).toBe(404);
+    expect((await platformAdmin.client.patch(`/v1/teams/${team}/mcp-servers/${teamServer.id}`, { name: 'x' }, { 'if-match': '"1"' })).status).toBe(403);
     expect((await platformAdmin.client.delete(path)).status).toBe(204);
   });
 

@@ -130,8 +130,8 @@ describe('Self-publishing and publishing overrides', () => {
     const unknown = await admin.put(publishing(), { override: 'anything_goes' }, ifMatch(revision));
     expect([unknown.status, unknown.body.error.code, unknown.body.error.fields?.[0]?.field]).toEqual([400, 'invalid_request', 'override']);
     expect((await admin.put(publishing(), {}, ifMatch(revision))).status).toBe(400);
-    // Team routes answer 404 to callers outside the team whose platform role the route does not admit.
-    expect((await auditor.client.put(publishing(), { override: 'approval_required' }, ifMatch(revision))).status).toBe(404);
+    // An auditor sees every team but may not change this: 403 (404 is for teams the caller cannot see).
+    expect((await auditor.client.put(publishing(), { override: 'approval_required' }, ifMatch(revision))).status).toBe(403);
     expect((await owner.client.put(publishing(), { override: 'approval_required' }, ifMatch(revision))).status).toBe(403);
     expect((await admin.put(publishing('no-such-team'), { override: 'approval_required' }, ifMatch(1))).status).toBe(404);
 

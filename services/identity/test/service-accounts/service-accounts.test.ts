@@ -102,8 +102,8 @@ describe('service accounts', () => {
       expect(list.status).toBe(200);
       expect(list.body.data.map((a: { id: string }) => a.id)).toContain(created.body.data.id);
     }
-    // Platform staff read, but do not change.
-    expect((await auditor.client.patch(one, { enabled: false }, { 'if-match': '"1"' })).status).toBe(404);
+    // Platform staff read, but do not change (403: they can see the team).
+    expect((await auditor.client.patch(one, { enabled: false }, { 'if-match': '"1"' })).status).toBe(403);
     // An outsider cannot tell whether the team exists.
     const outsider = await newPerson(platform, admin, 'outsider');
     expect((await outsider.client.get(one)).status).toBe(404);

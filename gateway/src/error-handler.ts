@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import { errorBody } from './error-body';
 import { type Logger, trace } from '@platform/runtime';
@@ -10,19 +11,23 @@ import { toAppError } from './to-app-error';
  * the caller-safe message.
  */
 export function errorHandler(logger: Logger) {
-  return (error: unknown, _req: Request, res: Response, _next: NextFunction): void => {
-    const appError = toAppError(error);
-    const status = appError.httpStatus;
-    if (status >= 500) {
-      trace.getActiveSpan()?.recordException(error instanceof Error ? error : new Error(String(error)));
-      logger.error({ err: error, code: appError.code }, 'request failed');
-    }
-    if (res.headersSent) {
-      // Too late to send an error body: cut the response so the client sees it is incomplete.
-      res.destroy();
-      return;
-    }
-    for (const [name, value] of Object.entries(appError.headers ?? {})) res.setHeader(name, value);
-    res.status(status).json(errorBody(appError, requestIdOf(res)));
-  };
+  return (error: unknown, _req: Request, res: Response, _next: NextFunction): void => renderError(logger, res, error);
+}
+
+/** The edge's one error answer, for express routes and for what is served ahead of express (`/mcp/{slug}`). */
+export function renderError(logger: Logger, res: ServerResponse, error: unknown): void {
+  const appError = toAppError(error);
+  const status = appError.httpStatus;
+  if (status >= 500) {
+    trace.getActiveSpan()?.recordException(error instanceof Error ? error : new Error(String(error)));
+    logger.error({ err: error, code: appError.code }, 'request failed');
+  }
+  if (res.headersSent) {
+    // Too late to send an error body: cut the response so the client sees it is incomplete.
+    res.destroy();
+    return;
+  }
+  const text = JSON.stringify(errorBody(appError, requestIdOf(res)));
+  res.writeHead(status, { ...(appError.headers ?? {}), 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
 }

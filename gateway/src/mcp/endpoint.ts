@@ -2,11 +2,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AppError, withLogContext } from '@platform/runtime';
 import { observeWhenDone } from '../access-log';
 import type { EdgeDeps } from '../edge-deps';
-import { errorBody } from '../error-body';
+import { renderError } from '../error-handler';
 import { createGatewayTokenCheck, type McpPrincipal } from '../oauth/resource-server';
-import { assignRequestId, requestIdOf } from '../request-id';
+import { assignRequestId } from '../request-id';
 import { inServerSpan } from '../server-span';
-import { toAppError } from '../to-app-error';
 import { createDataPlane, DEFAULT_MCP_SETTINGS, type DataPlane } from './data-plane';
 import { McpHttpError, sendJson } from './http-errors';
 import { errorResponse, RPC } from './jsonrpc';
@@ -54,7 +53,8 @@ export function createMcpEndpoint(deps: EdgeDeps): McpEndpoint {
     try {
       principal = await checkToken(slug, req.headers.authorization);
     } catch (error) {
-      answerEdgeError(deps, res, error);
+      // The resource-server check's refusals (401 with its challenge, 404): the edge's one error shape.
+      renderError(deps.logger, res, error);
       return;
     }
     if (!handler) {
@@ -116,16 +116,6 @@ function answerFailure(deps: EdgeDeps, res: ServerResponse, error: unknown): voi
     sendJson(res, error.httpStatus, errorResponse(null, error.code === 'not_found' ? RPC.invalidRequest : RPC.internalError, error.message));
     return;
   }
-  answerEdgeError(deps, res, error);
+  renderError(deps.logger, res, error);
 }
 
-/** The resource-server check's refusals (401 with its challenge, 404) and unexpected failures: the edge's one error shape. */
-function answerEdgeError(deps: EdgeDeps, res: ServerResponse, error: unknown): void {
-  const appError = toAppError(error);
-  if (appError.httpStatus >= 500) deps.logger.error({ err: error, code: appError.code }, 'the MCP endpoint failed');
-  if (res.headersSent) {
-    res.destroy();
-    return;
-  }
-  sendJson(res, appError.httpStatus, errorBody(appError, requestIdOf(res)), appError.headers ?? {});
-}

@@ -1,9 +1,18 @@
-import { createParser } from 'eventsource-parser';
-import { request, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import type { RuntimeServer } from '@platform/proto/gen/platform/catalog/v1/catalog';
-import { GatewayRpcError, isRequest, isResponse, RPC, type JsonRpcId, type JsonRpcMessage, type JsonRpcRequest } from './jsonrpc';
-import type { UpstreamAnswer, UpstreamStreamItem } from './upstream-client';
-import { httpError, upstreamFailure } from './upstream-client';
+import { GatewayRpcError, isNotification, isRequest, isResponse, RPC, type JsonRpcId, type JsonRpcMessage, type JsonRpcRequest } from './jsonrpc';
+import {
+  ACCEPT_BOTH,
+  exchange,
+  httpError,
+  isMessageEvent,
+  sseEvents,
+  streamItemOf,
+  upstreamFailure,
+  type UpstreamAnswer,
+  type UpstreamEndpoint,
+  type UpstreamStreamItem,
+} from './upstream-client';
 import type { ClientDescription } from './upstream-sessions';
 
 /**
@@ -27,14 +36,12 @@ function protocolError(slug: string, what: string): GatewayRpcError {
   return new GatewayRpcError(RPC.upstreamProtocolError, `Upstream server '${slug}' ${what}`, 'error', 'protocol_error');
 }
 
-/** One request waiting for its answer on the connection's stream, and what arrives for it meanwhile. */
-class Exchange {
+/** Stream items for one reader, read as an async iteration that ends after an answer, at `end`, or on abort. */
+class Inbox {
   private readonly items: UpstreamStreamItem[] = [];
   private wake: (() => void) | undefined;
   private ended = false;
   private failure: unknown;
-
-  constructor(readonly progressToken: unknown) {}
 
   push(item: UpstreamStreamItem): void {
     this.items.push(item);
@@ -68,6 +75,13 @@ class Exchange {
     } finally {
       signal.removeEventListener('abort', onAbort);
     }
+  }
+}
+
+/** One request waiting for its answer on the connection's stream, and what arrives for it meanwhile. */
+class Exchange extends Inbox {
+  constructor(readonly progressToken: unknown) {
+    super();
   }
 }
 
@@ -146,27 +160,16 @@ export class LegacySseConnection {
 
   /** Messages the upstream sends outside any exchange (the client's GET stream relays them), until it closes. */
   async *unsolicited(signal: AbortSignal): AsyncGenerator<UpstreamStreamItem> {
-    const queue: JsonRpcMessage[] = [];
-    let wake: (() => void) | undefined;
-    const listener = (message: JsonRpcMessage) => {
-      queue.push(message);
-      wake?.();
-    };
-    const onEnd = () => wake?.();
+    const inbox = new Inbox();
+    const listener = (message: JsonRpcMessage) => inbox.push({ message });
+    const onEnd = () => inbox.end();
     this.listeners.add(listener);
-    this.closeListeners.add(onEnd);
-    signal.addEventListener('abort', onEnd);
+    this.onClose(onEnd);
     try {
-      while (!signal.aborted) {
-        while (queue.length > 0) yield { message: queue.shift()! };
-        if (this.closed) return;
-        await new Promise<void>((resolve) => (wake = resolve));
-        wake = undefined;
-      }
+      yield* inbox.messages(signal);
     } finally {
       this.listeners.delete(listener);
       this.closeListeners.delete(onEnd);
-      signal.removeEventListener('abort', onEnd);
     }
   }
 
@@ -185,14 +188,17 @@ export class LegacySseConnection {
     this.closeListeners.clear();
   }
 
+  /** This connection's upstream at `url` as the shared HTTP exchange addresses it (no Streamable HTTP session). */
+  private at(url: string, headers: Record<string, string>): UpstreamEndpoint {
+    return { serverSlug: this.server.slug, url, headers, sessionId: '', protocolVersion: '' };
+  }
+
   private async connect(headers: Record<string, string>): Promise<void> {
-    const { statusCode, headers: answered, body } = await request(this.server.url, {
-      method: 'GET',
-      dispatcher: this.options.dispatcher,
-      headers: { ...headers, accept: 'text/event-stream' },
+    const { timeoutSeconds, dispatcher, maxMessageBytes } = this.options;
+    const { statusCode, headers: answered, body } = await exchange(this.at(this.server.url, headers), 'GET', 'text/event-stream', undefined, {
+      dispatcher,
       signal: this.stop.signal,
-      headersTimeout: this.options.timeoutSeconds * 1000,
-      bodyTimeout: 0,
+      timeoutSeconds,
     });
     const type = String(answered['content-type'] ?? '').toLowerCase();
     if (statusCode !== 200 || !type.startsWith('text/event-stream')) {
@@ -201,38 +207,15 @@ export class LegacySseConnection {
     }
     let announce: ((url: string) => void) | undefined;
     const endpoint = new Promise<string>((resolve) => (announce = resolve));
-    let pendingBytes = 0;
-    const parser = createParser({
-      onEvent: (event) => {
-        pendingBytes = 0;
-        if (event.event === 'endpoint') {
-          announce?.(event.data.trim());
-          return;
-        }
-        if (event.event !== undefined && event.event !== 'message') return;
-        let message: JsonRpcMessage;
-        try {
-          message = JSON.parse(event.data) as JsonRpcMessage;
-        } catch {
-          this.deliverMalformed(event.data);
-          return;
-        }
-        this.dispatch(message);
-      },
-    });
     void (async () => {
-      const decoder = new TextDecoder();
       try {
-        for await (const chunk of body) {
-          pendingBytes += (chunk as Buffer).length;
-          if (pendingBytes > this.options.maxMessageBytes) throw protocolError(this.server.slug, `sent a message larger than ${this.options.maxMessageBytes} bytes`);
-          parser.feed(decoder.decode(chunk as Buffer, { stream: true }));
+        for await (const event of sseEvents(body, maxMessageBytes, this.server.slug)) {
+          if (event.event === 'endpoint') announce?.(event.data.trim());
+          else if (isMessageEvent(event)) this.receive(streamItemOf(event.data));
         }
         this.close();
       } catch (error) {
-        this.close(error instanceof GatewayRpcError ? error : upstreamFailure(this.server.slug, error, this.options.timeoutSeconds));
-      } finally {
-        if (!body.destroyed) body.destroy();
+        this.close(upstreamFailure(this.server.slug, error, timeoutSeconds));
       }
     })();
 
@@ -279,21 +262,12 @@ export class LegacySseConnection {
   }
 
   private async post(message: JsonRpcMessage, headers: Record<string, string>, signal: AbortSignal): Promise<void> {
-    let statusCode: number;
-    try {
-      const answer = await request(this.postUrl, {
-        method: 'POST',
-        dispatcher: this.options.dispatcher,
-        headers: { ...headers, 'content-type': 'application/json' },
-        body: JSON.stringify(message),
-        signal,
-        headersTimeout: this.options.timeoutSeconds * 1000,
-      });
-      statusCode = answer.statusCode;
-      answer.body.resume();
-    } catch (error) {
-      throw upstreamFailure(this.server.slug, error, this.options.timeoutSeconds);
-    }
+    const { statusCode, body } = await exchange(this.at(this.postUrl, headers), 'POST', ACCEPT_BOTH, JSON.stringify(message), {
+      dispatcher: this.options.dispatcher,
+      signal,
+      timeoutSeconds: this.options.timeoutSeconds,
+    });
+    body.resume();
     if (statusCode === 404) {
       // The upstream forgot this connection's session: the next use opens a new one.
       this.close();
@@ -303,30 +277,22 @@ export class LegacySseConnection {
   }
 
   /**
-   * Routes a message from the stream: an answer to its exchange; progress to the exchange that asked for it; other
-   * notifications and the upstream's own requests to the newest exchange in flight (the protocol does not say which
-   * request they belong to), else to the client's GET stream.
+   * Routes an item from the stream: an answer to its exchange; progress to the exchange that asked for it; other
+   * notifications, the upstream's own requests and text that was not a message to the newest exchange in flight (the
+   * protocol does not say which request they belong to), else messages to the client's GET stream.
    */
-  private dispatch(message: JsonRpcMessage): void {
-    if (isResponse(message)) {
-      this.exchanges.get(idKey(message.id))?.push({ message });
+  private receive(item: UpstreamStreamItem): void {
+    if ('message' in item && isResponse(item.message)) {
+      this.exchanges.get(idKey(item.message.id))?.push(item);
       return;
     }
     let exchange: Exchange | undefined;
-    const token = message.method === 'notifications/progress' ? message.params?.progressToken : undefined;
+    const message = 'message' in item && isNotification(item.message) ? item.message : undefined;
+    const token = message?.method === 'notifications/progress' ? message.params?.progressToken : undefined;
     if (token !== undefined) for (const candidate of this.exchanges.values()) if (candidate.progressToken === token) exchange = candidate;
     if (!exchange) for (const candidate of this.exchanges.values()) exchange = candidate;
-    if (exchange) {
-      exchange.push({ message });
-      return;
-    }
-    for (const listener of this.listeners) listener(message);
-  }
-
-  private deliverMalformed(text: string): void {
-    let newest: Exchange | undefined;
-    for (const candidate of this.exchanges.values()) newest = candidate;
-    newest?.push({ malformed: text.slice(0, 200) });
+    if (exchange) exchange.push(item);
+    else if ('message' in item) for (const listener of this.listeners) listener(item.message);
   }
 }
 

@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { createParser } from 'eventsource-parser';
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { request, type Dispatcher } from 'undici';
 import { AddressNotAllowedError, injectTraceHeaders } from '@platform/runtime';
 import { GatewayRpcError, RPC, type JsonRpcMessage } from './jsonrpc';
@@ -38,7 +38,7 @@ export type UpstreamAnswer =
  */
 export type UpstreamStreamItem = { message: JsonRpcMessage; text?: string } | { malformed: string };
 
-const ACCEPT_BOTH = 'application/json, text/event-stream';
+export const ACCEPT_BOTH = 'application/json, text/event-stream';
 
 function headersFor(endpoint: UpstreamEndpoint, accept: string, withBody: boolean): Record<string, string> {
   const headers: Record<string, string> = { ...endpoint.headers, accept, ...injectTraceHeaders() };
@@ -105,22 +105,24 @@ async function readText(body: Readable, limit: number, slug: string): Promise<st
   return Buffer.concat(chunks).toString('utf8');
 }
 
-/** The messages of an SSE body as they arrive (events named `message`, or unnamed). */
-async function* sseItems(body: Readable): AsyncGenerator<UpstreamStreamItem> {
-  const ready: UpstreamStreamItem[] = [];
+/**
+ * The events of an SSE body as they arrive. With `maxBytes`, an event still unfinished after that many bytes fails
+ * the stream (a protocol error of `slug`).
+ */
+export async function* sseEvents(body: Readable, maxBytes = Infinity, slug = ''): AsyncGenerator<EventSourceMessage> {
+  const ready: EventSourceMessage[] = [];
+  let pendingBytes = 0;
   const parser = createParser({
     onEvent(event) {
-      if (event.event !== undefined && event.event !== 'message') return;
-      try {
-        ready.push({ message: JSON.parse(event.data) as JsonRpcMessage, text: event.data });
-      } catch {
-        ready.push({ malformed: event.data.slice(0, 200) });
-      }
+      pendingBytes = 0;
+      ready.push(event);
     },
   });
   const decoder = new TextDecoder();
   try {
     for await (const chunk of body) {
+      pendingBytes += (chunk as Buffer).length;
+      if (pendingBytes > maxBytes) throw protocolError(slug, `a message larger than ${maxBytes} bytes`);
       parser.feed(decoder.decode(chunk as Buffer, { stream: true }));
       while (ready.length > 0) yield ready.shift()!;
     }
@@ -129,8 +131,25 @@ async function* sseItems(body: Readable): AsyncGenerator<UpstreamStreamItem> {
   }
 }
 
+/** Whether an SSE event carries a message (events named `message`, or unnamed). */
+export const isMessageEvent = (event: EventSourceMessage): boolean => event.event === undefined || event.event === 'message';
+
+/** A message event's data as a stream item: the parsed message with its text, or the text that was not JSON. */
+export function streamItemOf(data: string): UpstreamStreamItem {
+  try {
+    return { message: JSON.parse(data) as JsonRpcMessage, text: data };
+  } catch {
+    return { malformed: data.slice(0, 200) };
+  }
+}
+
+/** The messages of an SSE body as they arrive. */
+async function* sseItems(body: Readable): AsyncGenerator<UpstreamStreamItem> {
+  for await (const event of sseEvents(body)) if (isMessageEvent(event)) yield streamItemOf(event.data);
+}
+
 /** One HTTP exchange with the upstream up to its response headers; every failure as a GatewayRpcError. */
-async function exchange(
+export async function exchange(
   endpoint: UpstreamEndpoint,
   method: 'POST' | 'GET',
   accept: string,

@@ -75,10 +75,6 @@ export async function storeAuditEvents(tx: Transaction, events: readonly DomainE
   }
 }
 
-export function storeAuditEvent(tx: Transaction, event: DomainEvent<unknown>, logger: Logger): Promise<void> {
-  return storeAuditEvents(tx, [event], logger);
-}
-
 const ACTOR_KINDS: Record<string, ActorKind> = {
   user: ActorKind.ACTOR_KIND_USER,
   api_key: ActorKind.ACTOR_KIND_API_KEY,

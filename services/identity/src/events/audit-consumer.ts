@@ -1,5 +1,5 @@
 import { TOPICS, type EventConsumer, type Logger } from '@platform/runtime';
-import { storeAuditEvent, storeAuditEvents } from '../domain/audit';
+import { storeAuditEvents } from '../domain/audit';
 
 /**
  * Stores every service's audit events (topic `audit.v1`) in `identity.audit_entries`. The runtime hands over
@@ -10,7 +10,7 @@ export function auditStoreConsumer(deps: { logger: Logger }): EventConsumer {
   return {
     name: 'identity.audit-store',
     topics: [TOPICS.audit],
-    handle: (event, tx) => storeAuditEvent(tx, event, deps.logger),
+    handle: (event, tx) => storeAuditEvents(tx, [event], deps.logger),
     batch: {
       maxBatch: 200,
       handle: (events, tx) => storeAuditEvents(tx, events, deps.logger),

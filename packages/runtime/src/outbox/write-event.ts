@@ -19,7 +19,7 @@ export interface NewEvent<T> {
 export const EVENT_HEADERS = { id: 'event-id', type: 'event-type' } as const;
 
 /** The columns an outbox row is written with, in the order of `OutboxRow.values`. */
-export const OUTBOX_COLUMNS = 'event_id, topic, key, payload, headers';
+const OUTBOX_COLUMNS = 'event_id, topic, key, payload, headers';
 
 /**
  * An event ready to be stored: its envelope and the values of `OUTBOX_COLUMNS` (payload and headers as JSON

@@ -53,51 +53,62 @@ export interface NewCallRecord {
   payloads: { request: string; response: string; requestTruncated: boolean; responseTruncated: boolean } | null;
 }
 
-const INSERT_COLUMNS = `event_id, team_id, occurred_at, method, exposed_name, gateway_id, gateway_slug, gateway_name, server_id,
-  server_slug, server_name, principal, principal_user_id, client_name, outcome, error_class, provider_slug, latency_ms,
-  request_bytes, response_bytes, request_id, captured, request_payload, response_payload, request_truncated, response_truncated`;
-const PARAMS_PER_ROW = 26;
-/** Rows per statement: well under Postgres' 65,535 bind parameters. */
+/** Rows per statement: a batch of the consumer (500) in one. */
 const ROWS_PER_STATEMENT = 500;
 
-function paramsOf(record: NewCallRecord): unknown[] {
-  return [
-    record.eventId,
-    record.teamId,
-    record.occurredAt,
-    record.method,
-    record.exposedName,
-    record.gateway.id,
-    record.gateway.slug,
-    record.gateway.name,
-    record.server?.id ?? null,
-    record.server?.slug ?? '',
-    record.server?.name ?? '',
-    JSON.stringify(record.principal),
-    record.principalUserId,
-    record.clientName,
-    record.outcome,
-    record.errorClass,
-    record.providerSlug,
-    record.latencyMs,
-    record.requestBytes,
-    record.responseBytes,
-    record.requestId,
-    record.payloads !== null,
-    record.payloads?.request ?? null,
-    record.payloads?.response ?? null,
-    record.payloads?.requestTruncated ?? false,
-    record.payloads?.responseTruncated ?? false,
-  ];
+/** One record as a row of the statement's JSON parameter (jsonb_to_recordset's column names). */
+function rowOf(record: NewCallRecord): Record<string, unknown> {
+  return {
+    event_id: record.eventId,
+    team_id: record.teamId,
+    occurred_at: record.occurredAt,
+    method: record.method,
+    exposed_name: record.exposedName,
+    gateway_id: record.gateway.id,
+    gateway_slug: record.gateway.slug,
+    gateway_name: record.gateway.name,
+    server_id: record.server?.id ?? null,
+    server_slug: record.server?.slug ?? '',
+    server_name: record.server?.name ?? '',
+    principal: record.principal,
+    principal_user_id: record.principalUserId,
+    client_name: record.clientName,
+    outcome: record.outcome,
+    error_class: record.errorClass,
+    provider_slug: record.providerSlug,
+    latency_ms: record.latencyMs,
+    request_bytes: record.requestBytes,
+    response_bytes: record.responseBytes,
+    request_id: record.requestId,
+    captured: record.payloads !== null,
+    request_payload: record.payloads?.request ?? null,
+    response_payload: record.payloads?.response ?? null,
+    request_truncated: record.payloads?.requestTruncated ?? false,
+    response_truncated: record.payloads?.responseTruncated ?? false,
+  };
 }
 
-/** `($1, …, $26), ($27, …)`: one row of placeholders per record, the principal cast to jsonb. */
-function valuesOf(rows: number): string {
-  return Array.from({ length: rows }, (_, row) => {
-    const at = (column: number) => `$${row * PARAMS_PER_ROW + column + 1}${column === 11 ? '::jsonb' : ''}`;
-    return `(${Array.from({ length: PARAMS_PER_ROW }, (_, column) => at(column)).join(', ')})`;
-  }).join(',\n');
-}
+const RECORD_COLUMNS = `event_id, team_id, occurred_at, method, exposed_name, gateway_id, gateway_slug, gateway_name, server_id,
+  server_slug, server_name, principal, principal_user_id, client_name, outcome, error_class, provider_slug, latency_ms,
+  request_bytes, response_bytes, request_id, captured, request_payload, response_payload, request_truncated, response_truncated`;
+
+/**
+ * One prepared statement whatever the batch size: the records travel as one JSON parameter (a statement with a
+ * placeholder per value had to be parsed and planned afresh for every batch, with up to 13,000 parameters).
+ * WITH ORDINALITY keeps the batch's order in the ids.
+ */
+const INSERT_CALL_RECORDS = `
+  INSERT INTO catalog.call_records (${RECORD_COLUMNS})
+  SELECT ${RECORD_COLUMNS}
+    FROM ROWS FROM (jsonb_to_recordset($1::jsonb) AS (
+           event_id uuid, team_id uuid, occurred_at timestamptz, method text, exposed_name text, gateway_id uuid,
+           gateway_slug text, gateway_name text, server_id uuid, server_slug text, server_name text, principal jsonb,
+           principal_user_id uuid, client_name text, outcome text, error_class text, provider_slug text, latency_ms int,
+           request_bytes bigint, response_bytes bigint, request_id text, captured boolean, request_payload text,
+           response_payload text, request_truncated boolean, response_truncated boolean))
+         WITH ORDINALITY AS r (${RECORD_COLUMNS}, position)
+   ORDER BY r.position
+  ON CONFLICT (event_id) DO NOTHING`;
 
 /**
  * Stores records in as few statements as possible; a record whose event was stored before is skipped (event ids
@@ -107,10 +118,7 @@ export async function insertCallRecords(db: Queryable, records: readonly NewCall
   let stored = 0;
   for (let start = 0; start < records.length; start += ROWS_PER_STATEMENT) {
     const chunk = records.slice(start, start + ROWS_PER_STATEMENT);
-    const { rowCount } = await db.query(
-      `INSERT INTO catalog.call_records (${INSERT_COLUMNS}) VALUES ${valuesOf(chunk.length)} ON CONFLICT (event_id) DO NOTHING`,
-      chunk.flatMap(paramsOf),
-    );
+    const { rowCount } = await db.query(INSERT_CALL_RECORDS, [JSON.stringify(chunk.map(rowOf))], { prepared: 'catalog_insert_call_records' });
     stored += rowCount;
   }
   return stored;

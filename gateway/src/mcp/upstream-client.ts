@@ -1,4 +1,4 @@
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { request, type Dispatcher } from 'undici';
 import { AddressNotAllowedError, injectTraceHeaders } from '@platform/runtime';
@@ -90,21 +90,6 @@ function firstHeader(value: string | string[] | undefined): string {
   return (Array.isArray(value) ? value[0] : value) ?? '';
 }
 
-/** Reads a small body as text, at most `limit` bytes (a protocol error beyond). */
-async function readText(body: Readable, limit: number, slug: string): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    size += (chunk as Buffer).length;
-    if (size > limit) {
-      body.destroy();
-      throw protocolError(slug, `a message larger than ${limit} bytes`);
-    }
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
-
 /**
  * The events of an SSE body as they arrive. With `maxBytes`, an event still unfinished after that many bytes fails
  * the stream (a protocol error of `slug`).
@@ -182,36 +167,153 @@ export interface PostOptions {
 /** POSTs one JSON-RPC message to the upstream. Throws GatewayRpcError for every failure. */
 export async function postToUpstream(endpoint: UpstreamEndpoint, message: JsonRpcMessage, options: PostOptions): Promise<UpstreamAnswer> {
   if (endpoint.legacy) return endpoint.legacy.send(message, endpoint.headers, options.signal);
-  const { statusCode, headers, body } = await exchange(endpoint, 'POST', ACCEPT_BOTH, JSON.stringify(message), options);
+  const answer = await new Promise<PostAnswer>((resolve, reject) => {
+    const url = new URL(endpoint.url);
+    const handler = new PostHandler(endpoint.serverSlug, options, resolve, reject);
+    if (options.signal.aborted) return reject(upstreamFailure(endpoint.serverSlug, options.signal.reason, options.timeoutSeconds));
+    options.dispatcher.dispatch(
+      {
+        origin: url.origin,
+        path: url.pathname + url.search,
+        method: 'POST',
+        headers: headersFor(endpoint, ACCEPT_BOTH, true),
+        body: JSON.stringify(message),
+        headersTimeout: options.timeoutSeconds * 1000,
+        bodyTimeout: 0,
+      },
+      handler,
+    );
+  });
+  const { statusCode, headers } = answer;
   const sessionId = firstHeader(headers['mcp-session-id']);
-  if (statusCode === 202) {
-    body.resume();
-    return { kind: 'accepted' };
-  }
-  if (statusCode === 404 && endpoint.sessionId) {
-    body.resume();
-    return { kind: 'session_expired' };
-  }
-  if (statusCode < 200 || statusCode >= 300) {
-    body.resume();
-    throw httpError(endpoint.serverSlug, statusCode);
-  }
-  const type = firstHeader(headers['content-type']).toLowerCase();
-  if (type.startsWith('text/event-stream')) return { kind: 'stream', messages: sseItems(body), sessionId };
-  if (type.startsWith('application/json')) {
-    const text = await readText(body, options.maxMessageBytes, endpoint.serverSlug).catch((error: unknown) => {
-      throw upstreamFailure(endpoint.serverSlug, error, options.timeoutSeconds);
-    });
+  if (statusCode === 202) return { kind: 'accepted' };
+  if (statusCode === 404 && endpoint.sessionId) return { kind: 'session_expired' };
+  if (statusCode < 200 || statusCode >= 300) throw httpError(endpoint.serverSlug, statusCode);
+  if (answer.stream) return { kind: 'stream', messages: sseItems(answer.stream), sessionId };
+  if (answer.text !== undefined) {
     try {
-      return { kind: 'json', message: JSON.parse(text) as unknown, text, sessionId };
+      return { kind: 'json', message: JSON.parse(answer.text) as unknown, text: answer.text, sessionId };
     } catch {
       throw protocolError(endpoint.serverSlug, 'malformed JSON');
     }
   }
-  body.resume();
   // Some servers answer a notification or response with an empty 200 instead of 202.
   if (!('id' in message && 'method' in message)) return { kind: 'accepted' };
-  throw protocolError(endpoint.serverSlug, `an unexpected content type (${type || 'none'})`);
+  throw protocolError(endpoint.serverSlug, `an unexpected content type (${answer.type || 'none'})`);
+}
+
+/** An upstream's answer to a POST: a JSON body read whole, an SSE body as a stream, or neither (read and dropped). */
+interface PostAnswer {
+  statusCode: number;
+  headers: Record<string, string | string[] | undefined>;
+  type: string;
+  text?: string;
+  stream?: Readable;
+}
+
+/**
+ * One POST through undici's dispatcher API rather than `request()`: a JSON answer is gathered straight from the
+ * socket's chunks (no body stream, no async iteration, no promise per chunk, the hot path's common case); only an
+ * SSE answer becomes a stream, paused while its reader lags. Every failure reaches the caller as a GatewayRpcError.
+ */
+class PostHandler implements Dispatcher.DispatchHandler {
+  private controller?: Dispatcher.DispatchController;
+  private answer?: PostAnswer;
+  private chunks: Buffer[] = [];
+  private size = 0;
+  private settled = false;
+  private ended = false;
+  private readonly onAbort = () => this.controller?.abort(this.options.signal.reason as Error);
+
+  constructor(
+    private readonly slug: string,
+    private readonly options: PostOptions,
+    private readonly resolve: (answer: PostAnswer) => void,
+    private readonly reject: (error: GatewayRpcError) => void,
+  ) {}
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    this.options.signal.addEventListener('abort', this.onAbort, { once: true });
+    if (this.options.signal.aborted) this.onAbort();
+  }
+
+  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>): void {
+    const type = firstHeader(headers['content-type']).toLowerCase();
+    const answer: PostAnswer = { statusCode, headers, type };
+    this.answer = answer;
+    if (statusCode >= 200 && statusCode < 300 && statusCode !== 202 && type.startsWith('text/event-stream')) {
+      // The reader pulls: paused while it lags, resumed when it asks for more; a reader that stops aborts the exchange.
+      answer.stream = new Readable({
+        read: () => controller.resume(),
+        destroy: (error, callback) => {
+          this.done();
+          if (!this.ended && !controller.aborted) controller.abort(error ?? new Error('the SSE reader stopped'));
+          callback(error);
+        },
+      });
+      this.settle(answer);
+    }
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    const answer = this.answer!;
+    if (answer.stream) {
+      if (!answer.stream.push(chunk)) controller.pause();
+      return;
+    }
+    // Only a 2xx JSON body is read; any other body is drained and dropped.
+    if (!isJsonAnswer(answer)) return;
+    this.size += chunk.length;
+    if (this.size > this.options.maxMessageBytes) {
+      this.fail(protocolError(this.slug, `a message larger than ${this.options.maxMessageBytes} bytes`));
+      controller.abort(new Error('the upstream message is too large'));
+      return;
+    }
+    this.chunks.push(chunk);
+  }
+
+  onResponseEnd(): void {
+    this.ended = true;
+    this.done();
+    const answer = this.answer!;
+    if (answer.stream) {
+      answer.stream.push(null);
+      return;
+    }
+    if (isJsonAnswer(answer)) answer.text = this.chunks.length === 1 ? this.chunks[0]!.toString('utf8') : Buffer.concat(this.chunks).toString('utf8');
+    this.settle(answer);
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+    this.done();
+    const stream = this.answer?.stream;
+    if (stream) {
+      if (!stream.destroyed) stream.destroy(error);
+      return;
+    }
+    this.fail(upstreamFailure(this.slug, error, this.options.timeoutSeconds));
+  }
+
+  private done(): void {
+    this.options.signal.removeEventListener('abort', this.onAbort);
+  }
+
+  private settle(answer: PostAnswer): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.resolve(answer);
+  }
+
+  private fail(error: GatewayRpcError): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.reject(error);
+  }
+}
+
+function isJsonAnswer(answer: PostAnswer): boolean {
+  return answer.statusCode >= 200 && answer.statusCode < 300 && answer.statusCode !== 202 && answer.type.startsWith('application/json');
 }
 
 /**

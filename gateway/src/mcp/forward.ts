@@ -14,7 +14,8 @@ import {
   type JsonRpcResponse,
 } from './jsonrpc';
 import { relayIdOf } from './relay-ids';
-import { postToUpstream, type UpstreamAnswer, type UpstreamEndpoint, type UpstreamStreamItem } from './upstream-client';
+import { postToUpstream, type UpstreamAnswer, type UpstreamEndpoint } from './upstream-client';
+import type { UpstreamStreamItem } from './upstream-items';
 
 /** After relaying a question to the client (elicitation, sampling), how long the upstream may stay silent. */
 const AWAITING_CLIENT_MS = 10 * 60 * 1000;

@@ -1,18 +1,10 @@
 import type { Dispatcher } from 'undici';
 import type { RuntimeServer } from '@platform/proto/gen/platform/catalog/v1/catalog';
 import { GatewayRpcError, isNotification, isRequest, isResponse, RPC, type JsonRpcId, type JsonRpcMessage, type JsonRpcRequest } from './jsonrpc';
-import {
-  ACCEPT_BOTH,
-  exchange,
-  httpError,
-  isMessageEvent,
-  sseEvents,
-  streamItemOf,
-  upstreamFailure,
-  type UpstreamAnswer,
-  type UpstreamEndpoint,
-  type UpstreamStreamItem,
-} from './upstream-client';
+import { isMessageEvent } from './sse-decoder';
+import { ACCEPT_BOTH, exchange, sseEvents, type UpstreamAnswer, type UpstreamEndpoint } from './upstream-client';
+import { httpError, upstreamFailure } from './upstream-errors';
+import { streamItemOf, type UpstreamStreamItem } from './upstream-items';
 import type { ClientDescription } from './upstream-sessions';
 
 /**

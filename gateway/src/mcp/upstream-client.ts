@@ -1,9 +1,13 @@
-import { Readable } from 'node:stream';
-import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import type { Readable } from 'node:stream';
+import type { EventSourceMessage } from 'eventsource-parser';
 import { request, type Dispatcher } from 'undici';
-import { AddressNotAllowedError, injectTraceHeaders } from '@platform/runtime';
-import { GatewayRpcError, RPC, type JsonRpcMessage } from './jsonrpc';
+import { injectTraceHeaders } from '@platform/runtime';
+import type { JsonRpcMessage } from './jsonrpc';
 import type { LegacySseConnection } from './legacy-sse';
+import { isMessageEvent, SseDecoder } from './sse-decoder';
+import { httpError, protocolError, upstreamFailure } from './upstream-errors';
+import { streamItemOf, type UpstreamStreamItem } from './upstream-items';
+import { firstHeader, PostHandler, type PostAnswer } from './upstream-post';
 
 /**
  * The data plane's client side of MCP's Streamable HTTP transport, towards one upstream server: POST a message and
@@ -32,12 +36,6 @@ export type UpstreamAnswer =
   /** The upstream no longer knows the session (HTTP 404 with a session id): re-initialize and retry. */
   | { kind: 'session_expired' };
 
-/**
- * One item of an SSE stream: a parsed message (with its text as received, when known, for relaying it unchanged), or
- * text that was not one (the caller decides what that means).
- */
-export type UpstreamStreamItem = { message: JsonRpcMessage; text?: string } | { malformed: string };
-
 export const ACCEPT_BOTH = 'application/json, text/event-stream';
 
 function headersFor(endpoint: UpstreamEndpoint, accept: string, withBody: boolean): Record<string, string> {
@@ -48,83 +46,20 @@ function headersFor(endpoint: UpstreamEndpoint, accept: string, withBody: boolea
   return headers;
 }
 
-/** Why talking to an upstream failed, as a JSON-RPC error for the client and a class for the call record. */
-export function upstreamFailure(slug: string, error: unknown, timeoutSeconds: number): GatewayRpcError {
-  if (error instanceof GatewayRpcError) return error;
-  const chain: unknown[] = [];
-  for (let current: unknown = error; current && chain.length < 6; current = (current as { cause?: unknown }).cause) chain.push(current);
-  const codes = chain.map((e) => (e as { code?: unknown; name?: unknown }).code ?? (e as { name?: unknown }).name);
-  if (chain.some((e) => e instanceof AddressNotAllowedError)) {
-    return new GatewayRpcError(RPC.upstreamUnavailable, `Upstream server '${slug}' is at an address the gateway may not reach`, 'upstream_unavailable', 'address_not_allowed');
-  }
-  if (codes.some((c) => c === 'TimeoutError' || c === 'UND_ERR_HEADERS_TIMEOUT' || c === 'UND_ERR_BODY_TIMEOUT' || c === 'UND_ERR_CONNECT_TIMEOUT' || c === 'ETIMEDOUT')) {
-    return new GatewayRpcError(RPC.requestTimeout, `Upstream server '${slug}' did not answer within ${timeoutSeconds} s`, 'timeout', 'timeout');
-  }
-  if (codes.includes('ECONNREFUSED')) {
-    return new GatewayRpcError(RPC.upstreamUnavailable, `Upstream server '${slug}' refused the connection`, 'upstream_unavailable', 'connection_refused');
-  }
-  if (codes.some((c) => c === 'ENOTFOUND' || c === 'EAI_AGAIN' || c === 'ECONNRESET' || c === 'EHOSTUNREACH' || c === 'ENETUNREACH' || c === 'UND_ERR_SOCKET')) {
-    return new GatewayRpcError(RPC.upstreamUnavailable, `Upstream server '${slug}' is unreachable`, 'upstream_unavailable', 'unreachable');
-  }
-  if (codes.includes('AbortError')) {
-    return new GatewayRpcError(RPC.upstreamUnavailable, 'The request was cancelled', 'cancelled', 'cancelled');
-  }
-  return new GatewayRpcError(RPC.upstreamUnavailable, `Upstream server '${slug}' failed`, 'upstream_unavailable', 'unreachable');
-}
-
-function protocolError(slug: string, what: string): GatewayRpcError {
-  return new GatewayRpcError(RPC.upstreamProtocolError, `Upstream server '${slug}' answered with ${what}`, 'error', 'protocol_error');
-}
-
-export function httpError(slug: string, status: number): GatewayRpcError {
-  const signIn = status === 401 || status === 403;
-  return new GatewayRpcError(
-    RPC.upstreamUnavailable,
-    signIn ? `Upstream server '${slug}' refused the gateway's credentials (HTTP ${status})` : `Upstream server '${slug}' answered HTTP ${status}`,
-    'upstream_unavailable',
-    signIn ? 'upstream_unauthorized' : 'http_error',
-  );
-}
-
-function firstHeader(value: string | string[] | undefined): string {
-  return (Array.isArray(value) ? value[0] : value) ?? '';
-}
-
 /**
  * The events of an SSE body as they arrive. With `maxBytes`, an event still unfinished after that many bytes fails
  * the stream (a protocol error of `slug`).
  */
 export async function* sseEvents(body: Readable, maxBytes = Infinity, slug = ''): AsyncGenerator<EventSourceMessage> {
   const ready: EventSourceMessage[] = [];
-  let pendingBytes = 0;
-  const parser = createParser({
-    onEvent(event) {
-      pendingBytes = 0;
-      ready.push(event);
-    },
-  });
-  const decoder = new TextDecoder();
+  const decoder = new SseDecoder((event) => ready.push(event), maxBytes);
   try {
     for await (const chunk of body) {
-      pendingBytes += (chunk as Buffer).length;
-      if (pendingBytes > maxBytes) throw protocolError(slug, `a message larger than ${maxBytes} bytes`);
-      parser.feed(decoder.decode(chunk as Buffer, { stream: true }));
+      if (!decoder.feed(chunk as Buffer)) throw protocolError(slug, `a message larger than ${maxBytes} bytes`);
       while (ready.length > 0) yield ready.shift()!;
     }
   } finally {
     if (!body.destroyed) body.destroy();
-  }
-}
-
-/** Whether an SSE event carries a message (events named `message`, or unnamed). */
-export const isMessageEvent = (event: EventSourceMessage): boolean => event.event === undefined || event.event === 'message';
-
-/** A message event's data as a stream item: the parsed message with its text, or the text that was not JSON. */
-export function streamItemOf(data: string): UpstreamStreamItem {
-  try {
-    return { message: JSON.parse(data) as JsonRpcMessage, text: data };
-  } catch {
-    return { malformed: data.slice(0, 200) };
   }
 }
 
@@ -168,9 +103,8 @@ export interface PostOptions {
 export async function postToUpstream(endpoint: UpstreamEndpoint, message: JsonRpcMessage, options: PostOptions): Promise<UpstreamAnswer> {
   if (endpoint.legacy) return endpoint.legacy.send(message, endpoint.headers, options.signal);
   const answer = await new Promise<PostAnswer>((resolve, reject) => {
-    const url = new URL(endpoint.url);
-    const handler = new PostHandler(endpoint.serverSlug, options, resolve, reject);
     if (options.signal.aborted) return reject(upstreamFailure(endpoint.serverSlug, options.signal.reason, options.timeoutSeconds));
+    const url = new URL(endpoint.url);
     options.dispatcher.dispatch(
       {
         origin: url.origin,
@@ -181,7 +115,7 @@ export async function postToUpstream(endpoint: UpstreamEndpoint, message: JsonRp
         headersTimeout: options.timeoutSeconds * 1000,
         bodyTimeout: 0,
       },
-      handler,
+      new PostHandler(endpoint.serverSlug, options, resolve, reject),
     );
   });
   const { statusCode, headers } = answer;
@@ -189,7 +123,7 @@ export async function postToUpstream(endpoint: UpstreamEndpoint, message: JsonRp
   if (statusCode === 202) return { kind: 'accepted' };
   if (statusCode === 404 && endpoint.sessionId) return { kind: 'session_expired' };
   if (statusCode < 200 || statusCode >= 300) throw httpError(endpoint.serverSlug, statusCode);
-  if (answer.stream) return { kind: 'stream', messages: sseItems(answer.stream), sessionId };
+  if (answer.items) return { kind: 'stream', messages: answer.items, sessionId };
   if (answer.text !== undefined) {
     try {
       return { kind: 'json', message: JSON.parse(answer.text) as unknown, text: answer.text, sessionId };
@@ -200,120 +134,6 @@ export async function postToUpstream(endpoint: UpstreamEndpoint, message: JsonRp
   // Some servers answer a notification or response with an empty 200 instead of 202.
   if (!('id' in message && 'method' in message)) return { kind: 'accepted' };
   throw protocolError(endpoint.serverSlug, `an unexpected content type (${answer.type || 'none'})`);
-}
-
-/** An upstream's answer to a POST: a JSON body read whole, an SSE body as a stream, or neither (read and dropped). */
-interface PostAnswer {
-  statusCode: number;
-  headers: Record<string, string | string[] | undefined>;
-  type: string;
-  text?: string;
-  stream?: Readable;
-}
-
-/**
- * One POST through undici's dispatcher API rather than `request()`: a JSON answer is gathered straight from the
- * socket's chunks (no body stream, no async iteration, no promise per chunk, the hot path's common case); only an
- * SSE answer becomes a stream, paused while its reader lags. Every failure reaches the caller as a GatewayRpcError.
- */
-class PostHandler implements Dispatcher.DispatchHandler {
-  private controller?: Dispatcher.DispatchController;
-  private answer?: PostAnswer;
-  private chunks: Buffer[] = [];
-  private size = 0;
-  private settled = false;
-  private ended = false;
-  private readonly onAbort = () => this.controller?.abort(this.options.signal.reason as Error);
-
-  constructor(
-    private readonly slug: string,
-    private readonly options: PostOptions,
-    private readonly resolve: (answer: PostAnswer) => void,
-    private readonly reject: (error: GatewayRpcError) => void,
-  ) {}
-
-  onRequestStart(controller: Dispatcher.DispatchController): void {
-    this.controller = controller;
-    this.options.signal.addEventListener('abort', this.onAbort, { once: true });
-    if (this.options.signal.aborted) this.onAbort();
-  }
-
-  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>): void {
-    const type = firstHeader(headers['content-type']).toLowerCase();
-    const answer: PostAnswer = { statusCode, headers, type };
-    this.answer = answer;
-    if (statusCode >= 200 && statusCode < 300 && statusCode !== 202 && type.startsWith('text/event-stream')) {
-      // The reader pulls: paused while it lags, resumed when it asks for more; a reader that stops aborts the exchange.
-      answer.stream = new Readable({
-        read: () => controller.resume(),
-        destroy: (error, callback) => {
-          this.done();
-          if (!this.ended && !controller.aborted) controller.abort(error ?? new Error('the SSE reader stopped'));
-          callback(error);
-        },
-      });
-      this.settle(answer);
-    }
-  }
-
-  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
-    const answer = this.answer!;
-    if (answer.stream) {
-      if (!answer.stream.push(chunk)) controller.pause();
-      return;
-    }
-    // Only a 2xx JSON body is read; any other body is drained and dropped.
-    if (!isJsonAnswer(answer)) return;
-    this.size += chunk.length;
-    if (this.size > this.options.maxMessageBytes) {
-      this.fail(protocolError(this.slug, `a message larger than ${this.options.maxMessageBytes} bytes`));
-      controller.abort(new Error('the upstream message is too large'));
-      return;
-    }
-    this.chunks.push(chunk);
-  }
-
-  onResponseEnd(): void {
-    this.ended = true;
-    this.done();
-    const answer = this.answer!;
-    if (answer.stream) {
-      answer.stream.push(null);
-      return;
-    }
-    if (isJsonAnswer(answer)) answer.text = this.chunks.length === 1 ? this.chunks[0]!.toString('utf8') : Buffer.concat(this.chunks).toString('utf8');
-    this.settle(answer);
-  }
-
-  onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
-    this.done();
-    const stream = this.answer?.stream;
-    if (stream) {
-      if (!stream.destroyed) stream.destroy(error);
-      return;
-    }
-    this.fail(upstreamFailure(this.slug, error, this.options.timeoutSeconds));
-  }
-
-  private done(): void {
-    this.options.signal.removeEventListener('abort', this.onAbort);
-  }
-
-  private settle(answer: PostAnswer): void {
-    if (this.settled) return;
-    this.settled = true;
-    this.resolve(answer);
-  }
-
-  private fail(error: GatewayRpcError): void {
-    if (this.settled) return;
-    this.settled = true;
-    this.reject(error);
-  }
-}
-
-function isJsonAnswer(answer: PostAnswer): boolean {
-  return answer.statusCode >= 200 && answer.statusCode < 300 && answer.statusCode !== 202 && answer.type.startsWith('application/json');
 }
 
 /**

@@ -3,7 +3,8 @@ import type { Cache } from '@platform/runtime';
 import { BoundedMap } from '../bounded-map';
 import { GatewayRpcError, isResponse, RPC, type JsonRpcResponse } from './jsonrpc';
 import type { McpSession, UpstreamSession } from './session';
-import { postToUpstream, upstreamFailure, type PostOptions, type UpstreamEndpoint } from './upstream-client';
+import { postToUpstream, type PostOptions, type UpstreamEndpoint } from './upstream-client';
+import { upstreamFailure } from './upstream-errors';
 
 /** What an upstream is told about the client at `initialize`: the client's own name, version and capabilities. */
 export interface ClientDescription {

@@ -1,0 +1,219 @@
+import type { Dispatcher } from 'undici';
+import type { GatewayRpcError } from './jsonrpc';
+import { isMessageEvent, SseDecoder } from './sse-decoder';
+import { protocolError, upstreamFailure } from './upstream-errors';
+import { streamItemOf, type UpstreamStreamItem } from './upstream-items';
+
+/** An upstream's answer to a POST: a JSON body read whole, an SSE body as items, or neither (drained and dropped). */
+export interface PostAnswer {
+  statusCode: number;
+  headers: Record<string, string | string[] | undefined>;
+  type: string;
+  text?: string;
+  items?: AsyncIterable<UpstreamStreamItem>;
+}
+
+export interface PostLimits {
+  signal: AbortSignal;
+  maxMessageBytes: number;
+  timeoutSeconds: number;
+}
+
+/** Items an SSE answer may hold unread before the upstream is paused. */
+const HIGH_WATER_ITEMS = 32;
+/** After the reader stopped early, how long the rest of an answer may take before the exchange is cut. */
+const DRAIN_GRACE_MS = 2_000;
+/** Made once: a reason built per exchange would capture (and source-map) a stack every time. */
+const READER_STOPPED = new Error('the reader of the upstream answer stopped');
+
+/**
+ * One POST to an upstream through undici's dispatcher API rather than `request()`: a JSON answer is gathered straight
+ * from the socket's chunks and an SSE answer is decoded as it arrives into items for one reader, with no body stream,
+ * async generator or promise per chunk in between (the data plane's hot path). The upstream is paused while the
+ * reader lags. A reader that stops at the answer it wanted lets the rest drain briefly, so the keep-alive connection
+ * survives; every failure reaches the caller as a GatewayRpcError (before the answer) or through the items.
+ */
+export class PostHandler implements Dispatcher.DispatchHandler {
+  private controller?: Dispatcher.DispatchController;
+  private answer?: PostAnswer;
+  private chunks: Buffer[] = [];
+  private size = 0;
+  private settled = false;
+  private ended = false;
+  private stream?: StreamItems;
+  private decoder?: SseDecoder;
+  private readonly onAbort = () => this.controller?.abort(this.limits.signal.reason as Error);
+
+  constructor(
+    private readonly slug: string,
+    private readonly limits: PostLimits,
+    private readonly resolve: (answer: PostAnswer) => void,
+    private readonly reject: (error: GatewayRpcError) => void,
+  ) {}
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    this.limits.signal.addEventListener('abort', this.onAbort, { once: true });
+    if (this.limits.signal.aborted) this.onAbort();
+  }
+
+  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>): void {
+    const type = firstHeader(headers['content-type']).toLowerCase();
+    const answer: PostAnswer = { statusCode, headers, type };
+    this.answer = answer;
+    if (isSuccess(statusCode) && type.startsWith('text/event-stream')) {
+      const stream = new StreamItems(controller, () => this.readerStopped(controller));
+      this.stream = stream;
+      this.decoder = new SseDecoder((event) => {
+        if (isMessageEvent(event)) stream.push(streamItemOf(event.data));
+      }, this.limits.maxMessageBytes);
+      answer.items = stream;
+      this.settle(answer);
+    }
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.stream) {
+      if (this.stream.stopped) return;
+      if (!this.decoder!.feed(chunk)) {
+        this.stream.fail(protocolError(this.slug, `a message larger than ${this.limits.maxMessageBytes} bytes`));
+        controller.abort(READER_STOPPED);
+      }
+      return;
+    }
+    // Only a 2xx JSON body is read; any other body is drained and dropped.
+    if (!isJsonAnswer(this.answer!)) return;
+    this.size += chunk.length;
+    if (this.size > this.limits.maxMessageBytes) {
+      this.fail(protocolError(this.slug, `a message larger than ${this.limits.maxMessageBytes} bytes`));
+      controller.abort(READER_STOPPED);
+      return;
+    }
+    this.chunks.push(chunk);
+  }
+
+  onResponseEnd(): void {
+    this.ended = true;
+    this.done();
+    if (this.stream) {
+      this.stream.end();
+      return;
+    }
+    const answer = this.answer!;
+    if (isJsonAnswer(answer)) answer.text = this.chunks.length === 1 ? this.chunks[0]!.toString('utf8') : Buffer.concat(this.chunks).toString('utf8');
+    this.settle(answer);
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+    this.ended = true;
+    this.done();
+    if (this.stream) this.stream.fail(error);
+    else this.fail(upstreamFailure(this.slug, error, this.limits.timeoutSeconds));
+  }
+
+  /** The reader has what it wanted: the rest of the answer is dropped, and cut if it does not end soon. */
+  private readerStopped(controller: Dispatcher.DispatchController): void {
+    if (this.ended) return;
+    this.done();
+    controller.resume();
+    setTimeout(() => {
+      if (!this.ended) controller.abort(READER_STOPPED);
+    }, DRAIN_GRACE_MS).unref();
+  }
+
+  private done(): void {
+    this.limits.signal.removeEventListener('abort', this.onAbort);
+  }
+
+  private settle(answer: PostAnswer): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.resolve(answer);
+  }
+
+  private fail(error: GatewayRpcError): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.reject(error);
+  }
+}
+
+/**
+ * The items of one SSE answer, handed from undici's callbacks to one async reader. Pauses the upstream while more
+ * than a few items wait unread and resumes it when the reader catches up; `onStop` hears a reader that left early.
+ */
+class StreamItems implements AsyncIterable<UpstreamStreamItem>, AsyncIterator<UpstreamStreamItem> {
+  stopped = false;
+  private readonly queue: UpstreamStreamItem[] = [];
+  private ended = false;
+  private error: unknown;
+  private waiting?: { resolve: (result: IteratorResult<UpstreamStreamItem>) => void; reject: (error: unknown) => void };
+
+  constructor(
+    private readonly controller: Dispatcher.DispatchController,
+    private readonly onStop: () => void,
+  ) {}
+
+  [Symbol.asyncIterator](): AsyncIterator<UpstreamStreamItem> {
+    return this;
+  }
+
+  push(item: UpstreamStreamItem): void {
+    if (this.stopped) return;
+    const waiting = this.take();
+    if (waiting) return waiting.resolve({ value: item, done: false });
+    this.queue.push(item);
+    if (this.queue.length >= HIGH_WATER_ITEMS) this.controller.pause();
+  }
+
+  end(): void {
+    this.ended = true;
+    this.take()?.resolve({ value: undefined, done: true });
+  }
+
+  fail(error: unknown): void {
+    if (this.ended || this.error !== undefined) return;
+    this.error = error;
+    this.take()?.reject(error);
+  }
+
+  next(): Promise<IteratorResult<UpstreamStreamItem>> {
+    const item = this.queue.shift();
+    if (item) {
+      if (this.controller.paused && this.queue.length < HIGH_WATER_ITEMS / 2) this.controller.resume();
+      return Promise.resolve({ value: item, done: false });
+    }
+    if (this.error !== undefined) return Promise.reject(this.error);
+    if (this.ended || this.stopped) return Promise.resolve({ value: undefined, done: true });
+    return new Promise((resolve, reject) => {
+      this.waiting = { resolve, reject };
+    });
+  }
+
+  return(): Promise<IteratorResult<UpstreamStreamItem>> {
+    if (!this.stopped) {
+      this.stopped = true;
+      this.queue.length = 0;
+      this.onStop();
+    }
+    return Promise.resolve({ value: undefined, done: true });
+  }
+
+  private take() {
+    const waiting = this.waiting;
+    this.waiting = undefined;
+    return waiting;
+  }
+}
+
+function isSuccess(statusCode: number): boolean {
+  return statusCode >= 200 && statusCode < 300 && statusCode !== 202;
+}
+
+function isJsonAnswer(answer: PostAnswer): boolean {
+  return isSuccess(answer.statusCode) && answer.type.startsWith('application/json');
+}
+
+export function firstHeader(value: string | string[] | undefined): string {
+  return (Array.isArray(value) ? value[0] : value) ?? '';
+}

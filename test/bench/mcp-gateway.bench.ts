@@ -4,7 +4,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { gatewayAccessToken, gatewayUser, publishedMcpServer, setGatewayServers, type TestPlatform } from '../src';
 import { closedLoop, McpLoadClient, type LoadSample, type McpTarget } from './mcp-load';
-import { cpuSeconds, cpuTimes, settle } from './process-cpu';
+import { cpuSeconds, cpuTimes, machineBusySeconds, settle } from './process-cpu';
 import { percentile, realInfrastructure, startPlatformProcess } from './support';
 
 /**
@@ -75,6 +75,8 @@ interface SliceCpu {
   relayAfter: number;
   upstream: number;
   loadGenerator: number;
+  /** Busy time of the whole machine in the window (PostgreSQL, Kafka and Redis included). */
+  machine: number;
 }
 
 interface Slice extends LoadSample {
@@ -98,6 +100,7 @@ interface Summary {
   relayAfterMs: number;
   upstreamMs: number;
   loadGeneratorMs: number;
+  machineMs: number;
 }
 
 function summarise(slices: Slice[]): Summary {
@@ -115,6 +118,7 @@ function summarise(slices: Slice[]): Summary {
     relayAfterMs: perCall((slice) => slice.cpu.relayAfter),
     upstreamMs: perCall((slice) => slice.cpu.upstream),
     loadGeneratorMs: perCall((slice) => slice.cpu.loadGenerator),
+    machineMs: perCall((slice) => slice.cpu.machine),
   };
 }
 
@@ -145,7 +149,7 @@ function printResults(cases: Case[]): void {
   );
   process.stdout.write(
     table(
-      ['upstream answers', 'sessions', 'platform CPU ms per gateway call', 'of it in the kernel, in the window', 'of it after the window', 'platform CPU ms per direct call (idle work)', 'upstream CPU ms per call, direct / gateway', 'load generator CPU ms per call, direct / gateway'],
+      ['upstream answers', 'sessions', 'platform CPU ms per gateway call', 'of it in the kernel, in the window', 'of it after the window', 'platform CPU ms per direct call (idle work)', 'upstream CPU ms per call, direct / gateway', 'load generator CPU ms per call, direct / gateway', 'machine CPU ms per call, direct / gateway'],
       summaries.map(({ mode, sessions, d, g }) => [
         mode,
         String(sessions),
@@ -155,6 +159,7 @@ function printResults(cases: Case[]): void {
         ms(d.relayMs),
         `${ms(d.upstreamMs)} / ${ms(g.upstreamMs)}`,
         `${ms(d.loadGeneratorMs)} / ${ms(g.loadGeneratorMs)}`,
+        `${ms(d.machineMs)} / ${ms(g.machineMs)}`,
       ]),
     ),
   );
@@ -236,7 +241,7 @@ async function setUp(platform: TestPlatform, processes: Map<Mode, ModeProcesses>
 
 /** One measured slice, with the CPU each process spent on it; returns once the relay is quiet again. */
 async function runSlice(target: McpTarget, sessions: number, pids: { relay: number | number[]; upstream: number }, idleShare: number): Promise<Slice> {
-  const read = () => ({ relay: cpuTimes(pids.relay), upstream: cpuSeconds(pids.upstream), self: process.cpuUsage(), at: performance.now() });
+  const read = () => ({ relay: cpuTimes(pids.relay), upstream: cpuSeconds(pids.upstream), self: process.cpuUsage(), machine: machineBusySeconds(), at: performance.now() });
   const total = (times: { user: number; system: number }) => times.user + times.system;
   let start = read();
   let end = start;
@@ -256,6 +261,7 @@ async function runSlice(target: McpTarget, sessions: number, pids: { relay: numb
       relayAfter,
       upstream: end.upstream - start.upstream,
       loadGenerator: (end.self.user + end.self.system - (start.self.user + start.self.system)) / 1e6,
+      machine: end.machine - start.machine,
     },
   };
 }

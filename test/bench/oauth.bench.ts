@@ -1,8 +1,7 @@
-import { readFileSync } from 'node:fs';
 import { Client } from 'pg';
 import { Pool } from 'undici';
 import { authorizeAsPerson, gatewayUser, pkcePair, type TestPlatform } from '../src';
-import { cpuSeconds } from './process-cpu';
+import { cpuSeconds, machineBusySeconds } from './process-cpu';
 import { load, percentile, printTable, realInfrastructure, startPlatformProcess } from './support';
 
 /**
@@ -23,12 +22,6 @@ const WORKERS = Number(process.env.BENCH_WORKERS ?? 32);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const TOKEN_CHECK = process.env.BENCH_TOKEN_CHECK !== '0';
 const REDIRECT_URI = 'http://127.0.0.1:9/callback';
-
-/** Busy CPU seconds of the whole machine so far: user, nice, system, irq and softirq of every core (1/100 s). */
-function machineBusySeconds(): number {
-  const [user, nice, system, , , irq, softirq] = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
-  return (user! + nice! + system! + irq! + softirq!) / 100;
-}
 
 async function main(): Promise<void> {
   const infrastructure = await realInfrastructure('oauth-bench');

@@ -20,6 +20,15 @@ export function cpuTimes(pids: number | readonly number[]): { user: number; syst
   return total;
 }
 
+/**
+ * Busy CPU seconds of the whole machine so far: user, nice, system, irq and softirq of every core. Besides the
+ * benchmark's own processes this counts PostgreSQL, Redis and Kafka, which a closed loop on one machine shares cores with.
+ */
+export function machineBusySeconds(): number {
+  const [user, nice, system, , , irq, softirq] = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  return (user! + nice! + system! + irq! + softirq!) / TICKS_PER_SECOND;
+}
+
 /** User + system CPU seconds the processes have used so far. */
 export function cpuSeconds(pids: number | readonly number[]): number {
   const { user, system } = cpuTimes(pids);

@@ -20,7 +20,8 @@ export interface OutboxRelayOptions {
   retentionMs?: number;
 }
 
-interface OutboxRow {
+/** An unsent event as the relay claims it from the outbox. */
+interface UnsentEvent {
   id: string;
   topic: string;
   key: string | null;
@@ -75,7 +76,7 @@ export class OutboxRelay {
   async drainOnce(): Promise<number> {
     const { db, bus } = this.options;
     return db.transaction(async (tx) => {
-      const { rows } = await tx.query<OutboxRow>(
+      const { rows } = await tx.query<UnsentEvent>(
         `SELECT id, topic, key, payload, headers FROM ${this.schema}.outbox
           WHERE sent_at IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`,
         [this.batchSize],

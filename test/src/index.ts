@@ -5,6 +5,7 @@ export * from './logging';
 export * from './platform';
 export * from './http-client';
 export * from './net';
+export * from './tcp-proxy';
 export * from './https-server';
 export * from './callback-server';
 export * from './chromium';

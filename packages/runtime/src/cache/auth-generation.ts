@@ -16,6 +16,13 @@ const KEY = 'auth:generation';
 const CHANNEL = 'auth:generation';
 const TTL_MS = 30 * 24 * 3600 * 1000;
 const RESUBSCRIBE_DELAY_MS = 1_000;
+/**
+ * A connection can stall without failing (a half-open TCP connection, a frozen proxy): messages stop arriving but
+ * nothing says so until TCP gives up, minutes later. So the view sends itself a probe this often, on a channel of
+ * its own, and stops trusting its subscription when one has not come back by the deadline (a change is then seen at
+ * the next request within about PROBE_EVERY_MS + PROBE_DEADLINE_MS of the stall, whatever AUTH_CACHE_SECONDS says).
+ */
+export const AUTH_GENERATION_PROBE = { everyMs: 1_000, deadlineMs: 1_500 };
 
 export function readAuthGeneration(cache: Cache): Promise<string | null> {
   return cache.get(KEY);
@@ -57,7 +64,11 @@ export function authGenerationOf(cache: Cache): AuthGeneration {
 
 function watchAuthGeneration(cache: Cache): AuthGeneration {
   let epoch = 0;
-  let live = false;
+  /** The announcements' subscription is confirmed and uninterrupted. */
+  let subscribed = false;
+  /** The subscriber connection delivers: the last probe came back in time (or none is overdue yet). */
+  let delivering = true;
+  const live = () => subscribed && delivering;
   const moveOn = () => {
     epoch += 1;
   };
@@ -68,10 +79,10 @@ function watchAuthGeneration(cache: Cache): AuthGeneration {
         onLive: () => {
           // Whatever was remembered before may have missed a message: start a new epoch, then trust it.
           moveOn();
-          live = true;
+          subscribed = true;
         },
         onInterrupted: () => {
-          live = false;
+          subscribed = false;
           moveOn();
         },
       })
@@ -82,16 +93,77 @@ function watchAuthGeneration(cache: Cache): AuthGeneration {
       });
   };
   subscribe();
+  probeDelivery(cache, {
+    stalled: () => {
+      delivering = false;
+      moveOn();
+    },
+    delivering: () => {
+      // Everything announced before this probe has been handled by now (one connection, in order): a new epoch.
+      moveOn();
+      delivering = true;
+    },
+  });
 
   return {
     async current(): Promise<string | null> {
-      if (!live) return `shared:${String(await readAuthGeneration(cache))}`;
+      if (!live()) return `shared:${String(await readAuthGeneration(cache))}`;
       // An HTTP request and the message announcing a change can become readable in the same poll of the event
       // loop, and the request's callback may run first. Deciding after the poll phase (setImmediate runs in the
       // check phase that follows it) means every message that had arrived by the time the request was read has
       // been handled, so a change announced before the request was sent is never missed.
       await afterPollPhase();
-      return live ? `local:${epoch}` : `shared:${String(await readAuthGeneration(cache))}`;
+      return live() ? `local:${epoch}` : `shared:${String(await readAuthGeneration(cache))}`;
     },
   };
+}
+
+/**
+ * Sends a probe every AUTH_GENERATION_PROBE.everyMs on a channel only this process listens to, and says when one is
+ * overdue (`stalled`) and when one comes back after that (`delivering`). Stops when the cache closes.
+ */
+function probeDelivery(cache: Cache, on: { stalled(): void; delivering(): void }): void {
+  const channel = `auth:probe:${randomUUID()}`;
+  let stalled = false;
+  let awaited: { probe: string; overdue: NodeJS.Timeout } | undefined;
+  let sent = 0;
+  const heard = (probe: string) => {
+    if (probe !== awaited?.probe) return; // an older probe, delivered late
+    clearTimeout(awaited.overdue);
+    awaited = undefined;
+    if (stalled) {
+      stalled = false;
+      on.delivering();
+    }
+  };
+  const send = () => {
+    if (awaited) return; // the one in flight is not overdue yet
+    const probe = String((sent += 1));
+    const overdue = setTimeout(() => {
+      if (awaited?.probe !== probe) return;
+      awaited = undefined;
+      if (!stalled) {
+        stalled = true;
+        on.stalled();
+      }
+    }, AUTH_GENERATION_PROBE.deadlineMs).unref();
+    awaited = { probe, overdue };
+    cache.publish(channel, probe).catch((error: unknown) => {
+      if (error instanceof CacheClosedError) stop();
+      // Otherwise the cache is unreachable: the probe stays unanswered and its deadline says so.
+    });
+  };
+  const timer = setInterval(send, AUTH_GENERATION_PROBE.everyMs).unref();
+  const stop = () => {
+    clearInterval(timer);
+    if (awaited) clearTimeout(awaited.overdue);
+  };
+  // Until the probe channel is subscribed no probe comes back, so the view reads the shared value: safe, and retried.
+  const listen = () => {
+    cache.subscribe(channel, heard).catch((error: unknown) => {
+      if (error instanceof CacheClosedError) stop();
+      else setTimeout(listen, RESUBSCRIBE_DELAY_MS).unref();
+    });
+  };
+  listen();
 }

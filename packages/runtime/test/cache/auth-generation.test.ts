@@ -1,4 +1,4 @@
-import { describeWith, killRedisConnections, uniquePrefix } from '@platform/test';
+import { describeWith, killRedisConnections, startTcpProxy, uniquePrefix } from '@platform/test';
 import { authGenerationOf, bumpAuthGeneration, readAuthGeneration } from '../../src/cache/auth-generation';
 import { createMemoryCache } from '../../src/cache/memory-cache';
 import type { Cache } from '../../src/cache/port';
@@ -122,5 +122,33 @@ describeWith('redis', 'auth generation view (redis cache)', (url) => {
     for (const generation of [afterBump, atInterruption, await view.current()]) expect(generation).not.toBe(before);
     // Live again, on a new local epoch.
     expect(await view.current()).toMatch(/^local:/);
+  });
+
+  it('stops trusting a subscription whose connection stalls without failing, and trusts it again once it delivers', async () => {
+    // The edge's cache reaches Redis through a relay that can stall the subscriber connection without closing it.
+    const target = new URL(url());
+    const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 6379) });
+    const proxied = createRedisCache({ url: `redis://127.0.0.1:${proxy.port}`, keyPrefix, logger });
+    try {
+      const view = authGenerationOf(proxied);
+      let before = await view.current();
+      while (!before?.startsWith('local:')) before = await view.current();
+
+      expect(proxy.freeze('SUBSCRIBE')).toBe(1);
+      // The announcement of this change is held back on the stalled connection; only the overdue probe can tell.
+      await bumpAuthGeneration(peer);
+      const changed = await waitForChange(() => view.current(), before);
+      expect(changed).toBe(`shared:${await readAuthGeneration(peer)}`);
+      expect(await view.current()).toBe(changed);
+
+      proxy.thaw();
+      let after = await view.current();
+      for (const giveUpAt = Date.now() + 5_000; !after?.startsWith('local:') && Date.now() < giveUpAt; after = await view.current()) await sleep(20);
+      expect(after).toMatch(/^local:/);
+      expect(after).not.toBe(before);
+    } finally {
+      await proxied.close();
+      await proxy.close();
+    }
   });
 });

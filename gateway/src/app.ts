@@ -1,5 +1,6 @@
 import express, { type Express, type Request, type Response } from 'express';
 import { accessLogMiddleware } from './access-log';
+import { compileTrustProxy, type TrustProxy, type TrustProxySetting } from './client-address';
 import { errorHandler } from './error-handler';
 import { jsonBodyMiddleware } from './json-body';
 import { notFoundHandler } from './not-found';
@@ -15,8 +16,11 @@ export interface EdgeConfig {
   /** The public address; the OpenAPI document's server. */
   appUrl: string;
   bodyLimitBytes: number;
-  /** express `trust proxy`: true, a hop count, or addresses/subnets (as TRUST_PROXY holds them). */
-  trustProxy?: boolean | number | string;
+  /**
+   * express `trust proxy`: true, a hop count, or addresses/subnets (as TRUST_PROXY holds them), or that setting
+   * compiled once (`compileTrustProxy`) when the edge shares it with what it serves ahead of express.
+   */
+  trustProxy?: TrustProxySetting | TrustProxy;
   /** The OpenAPI document's title. */
   instanceName?: string;
 }
@@ -33,16 +37,6 @@ export interface EdgeAppOptions {
 }
 
 export const OPENAPI_PATH = '/v1/openapi.json';
-
-/** TRUST_PROXY arrives as a string: `true`/`false`, a hop count, or a list of addresses. */
-function trustProxySetting(value: boolean | number | string): boolean | number | string {
-  if (typeof value !== 'string') return value;
-  const trimmed = value.trim();
-  if (trimmed === 'true') return true;
-  if (trimmed === 'false') return false;
-  if (/^\d+$/.test(trimmed)) return Number(trimmed);
-  return trimmed;
-}
 
 function assertUniqueRoutes(routes: readonly AnyRouteDefinition[]): void {
   const seenPaths = new Set<string>([`get ${OPENAPI_PATH}`]);
@@ -71,7 +65,8 @@ export function createEdgeApp(options: EdgeAppOptions): Express {
   // Resources carry their revision as ETag (route-handler.ts); express's own body-hash ETags would cost a hash per
   // response and answer 304s nobody asked for.
   app.set('etag', false);
-  if (config.trustProxy !== undefined) app.set('trust proxy', trustProxySetting(config.trustProxy));
+  // express takes a function as it is: `req.ip` then uses the very rules the edge compiled.
+  if (config.trustProxy !== undefined) app.set('trust proxy', compileTrustProxy(config.trustProxy));
 
   app.use(requestIdMiddleware);
   app.use(serverSpanMiddleware);

@@ -1,23 +1,28 @@
 import type { RequestListener } from 'node:http';
 import { createEdgeApp } from './app';
 import { createAuthenticator } from './auth/authenticate';
+import { compileTrustProxy } from './client-address';
 import type { EdgeDeps } from './edge-deps';
 import { onEdgeStop } from './edge-stop';
 import { createMcpEndpoint } from './mcp/endpoint';
+import { createTokenEndpoint } from './oauth/token-endpoint';
 import { mountNonApiRoutes, v1Routes } from './routes';
 import type { ReadinessReport } from '@platform/runtime';
 
 /**
- * The platform's edge as one request listener: the MCP endpoint `/mcp/{slug}` (the hot path, served without
- * express), then every other route, the authentication hook and the browser pages on one express app.
+ * The platform's edge as one request listener: the MCP endpoint `/mcp/{slug}` and the OAuth token endpoint (the hot
+ * paths, served without express), then every other route, the authentication hook and the browser pages on one
+ * express app.
  */
 export function createEdge(deps: EdgeDeps, options: { bodyLimitBytes: number; trustProxy?: string; readiness: () => Promise<ReadinessReport> }): RequestListener {
+  // Compiled once and shared, so express's `req.ip` and the token endpoint name the same client.
+  const trustProxy = compileTrustProxy(options.trustProxy);
   const app = createEdgeApp({
     config: {
       appUrl: deps.settings.appUrl,
       bodyLimitBytes: options.bodyLimitBytes,
       instanceName: deps.settings.instanceName,
-      ...(options.trustProxy !== undefined ? { trustProxy: options.trustProxy } : {}),
+      trustProxy,
     },
     logger: deps.logger,
     readiness: options.readiness,
@@ -32,8 +37,9 @@ export function createEdge(deps: EdgeDeps, options: { bodyLimitBytes: number; tr
     mount: mountNonApiRoutes(deps),
   });
   const mcp = createMcpEndpoint(deps);
+  const token = createTokenEndpoint(deps, { trustProxy });
   const edge: RequestListener = (req, res) => {
-    if (!mcp.serve(req, res)) app(req, res);
+    if (!mcp.serve(req, res) && !token.serve(req, res)) app(req, res);
   };
   onEdgeStop(edge, () => mcp.close());
   return edge;

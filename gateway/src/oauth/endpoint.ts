@@ -1,58 +1,86 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Express, Request, Response } from 'express';
 import { AppError } from '@platform/runtime';
 import type { EdgeDeps } from '../edge-deps';
 import { setRouteTemplate } from '../route-template';
-import { allowAnyOrigin } from './cors';
+import { answeredCors } from './cors';
 import { sendOAuthError } from './oauth-errors';
 import { overRateLimit, type OAuthEndpoint } from './rate-limits';
 
+/** What serves a POST once it passed the rate limit; `clientAddress` is the one the limit counted. */
+export type OAuthPostHandler = (req: IncomingMessage, res: ServerResponse, clientAddress: string) => Promise<void>;
+
+/** A POST-only OAuth endpoint: its path, its §8 rate limit, and what serves its POST. */
+export interface OAuthPostEndpoint {
+  path: string;
+  endpoint: OAuthEndpoint;
+  handler: OAuthPostHandler;
+}
+
 /**
- * Mounts a POST-only OAuth endpoint that browser-based clients may call: CORS for any origin (preflight
- * answered), the §8 rate limit per client address, 405 with `Allow: POST` for other methods, and RFC 6749
- * error JSON when a service fails.
+ * Answers a request to a POST-only OAuth endpoint that browser-based clients may call: CORS for any origin
+ * (preflight answered), 405 with `Allow: POST` for other methods, the §8 rate limit per client address, and
+ * RFC 6749 error JSON when a service fails. On node's own request and response: express serves revoke and
+ * register through it (`mountPostEndpoint`), and the token endpoint is served by it ahead of express
+ * (`token-endpoint.ts`). `clientAddressOf` is read once, for a POST only.
  */
-export function mountPostEndpoint(
-  app: Express,
+export async function answerOAuthPost(
   deps: EdgeDeps,
-  options: { path: string; endpoint: OAuthEndpoint; handler: (req: Request, res: Response) => Promise<void> },
-): void {
-  const cors = allowAnyOrigin('POST');
-  const template = (_req: Request, res: Response, next: () => void) => {
-    setRouteTemplate(res, options.path);
-    next();
-  };
-  app.options(options.path, template, cors);
-  app.post(options.path, template, cors, async (req: Request, res: Response) => {
-    const retryAfter = await overRateLimit(deps, options.endpoint, req);
-    if (retryAfter !== null) {
-      req.resume();
-      return sendOAuthError(res, 'slow_down', `Too many requests; retry after ${retryAfter} seconds`, {
-        status: 429,
-        headers: { 'Retry-After': String(retryAfter) },
-      });
-    }
-    try {
-      await options.handler(req, res);
-    } catch (error) {
-      if (res.headersSent) throw error;
-      const appError = AppError.from(error);
-      if (appError.httpStatus >= 500) deps.logger.error({ err: error, code: appError.code }, `oauth ${options.endpoint} failed`);
-      if (appError.code === 'slow_down') return sendOAuthError(res, 'slow_down', appError.message, { status: 429, headers: appError.headers ?? {} });
-      if (appError.code === 'invalid_request') return sendOAuthError(res, 'invalid_request', appError.message);
-      if (appError.code === 'unavailable' || appError.code === 'deadline_exceeded' || appError.code === 'maintenance') {
-        return sendOAuthError(res, 'temporarily_unavailable', 'The server is temporarily unavailable; try again shortly', { status: 503 });
-      }
-      sendOAuthError(res, 'server_error', 'Internal error', { status: 500 });
-    }
-  });
-  // Every other method: 405 naming POST, in the OAuth error shape these endpoints always answer with.
-  app.all(options.path, template, cors, (req: Request, res: Response) => {
+  endpoint: OAuthPostEndpoint,
+  req: IncomingMessage,
+  res: ServerResponse,
+  clientAddressOf: () => string,
+): Promise<void> {
+  if (answeredCors(req, res, 'POST')) return;
+  if (req.method !== 'POST') return refuseMethod(req, res);
+  const clientAddress = clientAddressOf();
+  const retryAfter = await overRateLimit(deps, endpoint.endpoint, clientAddress);
+  if (retryAfter !== null) {
     req.resume();
-    sendOAuthError(res, 'method_not_allowed', `Method ${req.method} is not allowed here; use POST`, {
-      status: 405,
-      headers: { Allow: 'POST' },
+    return sendOAuthError(res, 'slow_down', `Too many requests; retry after ${retryAfter} seconds`, {
+      status: 429,
+      headers: { 'Retry-After': String(retryAfter) },
     });
+  }
+  try {
+    await endpoint.handler(req, res, clientAddress);
+  } catch (error) {
+    // Too late for an OAuth error: the edge's error handling cuts the response.
+    if (res.headersSent) throw error;
+    answerServiceFailure(deps, endpoint.endpoint, res, error);
+  }
+}
+
+/**
+ * Mounts a POST-only OAuth endpoint on express (every method, so preflights and 405s are answered too). Failures
+ * outside the OAuth shape (the rate limiter's cache, a response already started) reach the edge's error handler.
+ */
+export function mountPostEndpoint(app: Express, deps: EdgeDeps, endpoint: OAuthPostEndpoint): void {
+  app.all(endpoint.path, (req: Request, res: Response) => {
+    setRouteTemplate(res, endpoint.path);
+    return answerOAuthPost(deps, endpoint, req, res, () => req.ip ?? '');
   });
+}
+
+/** Every method but POST and OPTIONS: 405 naming POST, in the OAuth error shape these endpoints always answer with. */
+function refuseMethod(req: IncomingMessage, res: ServerResponse): void {
+  req.resume();
+  sendOAuthError(res, 'method_not_allowed', `Method ${req.method} is not allowed here; use POST`, {
+    status: 405,
+    headers: { Allow: 'POST' },
+  });
+}
+
+/** A service's failure in the OAuth shape: its own slow_down and invalid_request, 503 when unavailable, else 500 (logged). */
+function answerServiceFailure(deps: EdgeDeps, endpoint: OAuthEndpoint, res: ServerResponse, error: unknown): void {
+  const appError = AppError.from(error);
+  if (appError.httpStatus >= 500) deps.logger.error({ err: error, code: appError.code }, `oauth ${endpoint} failed`);
+  if (appError.code === 'slow_down') return sendOAuthError(res, 'slow_down', appError.message, { status: 429, headers: appError.headers ?? {} });
+  if (appError.code === 'invalid_request') return sendOAuthError(res, 'invalid_request', appError.message);
+  if (appError.code === 'unavailable' || appError.code === 'deadline_exceeded' || appError.code === 'maintenance') {
+    return sendOAuthError(res, 'temporarily_unavailable', 'The server is temporarily unavailable; try again shortly', { status: 503 });
+  }
+  sendOAuthError(res, 'server_error', 'Internal error', { status: 500 });
 }
 
 /**
@@ -60,7 +88,7 @@ export function mountPostEndpoint(
  * or a client secret or assertion, is refused with invalid_client (RFC 6749 §5.2: 401, and `WWW-Authenticate`
  * when it used the Authorization header). True when the response was sent.
  */
-export function refusedClientAuthentication(req: Request, res: Response, params: ReadonlyMap<string, string>): boolean {
+export function refusedClientAuthentication(req: IncomingMessage, res: ServerResponse, params: ReadonlyMap<string, string>): boolean {
   const header = req.headers.authorization;
   if (header !== undefined) {
     const scheme = header.trim().split(/\s+/)[0] ?? '';
@@ -79,7 +107,7 @@ export function refusedClientAuthentication(req: Request, res: Response, params:
 }
 
 /** The parameters an endpoint requires; answers invalid_request naming the first missing one. */
-export function missingParameter(res: Response, params: ReadonlyMap<string, string>, names: readonly string[]): boolean {
+export function missingParameter(res: ServerResponse, params: ReadonlyMap<string, string>, names: readonly string[]): boolean {
   const missing = names.find((name) => !params.has(name));
   if (missing === undefined) return false;
   sendOAuthError(res, 'invalid_request', `${missing} is required`);

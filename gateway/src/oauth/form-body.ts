@@ -1,4 +1,4 @@
-import type { Request } from 'express';
+import type { IncomingMessage } from 'node:http';
 
 /** What an OAuth POST body (or query) holds: each parameter once, or the problem that made it unusable. */
 export type OAuthParams = { ok: true; params: Map<string, string> } | { ok: false; problem: string };
@@ -22,7 +22,7 @@ export function parseParams(text: string): OAuthParams {
 }
 
 /** Reads the body as text up to `limit` bytes; null when it is larger. */
-export async function readBodyText(req: Request, limit = FORM_LIMIT_BYTES): Promise<string | null> {
+export async function readBodyText(req: IncomingMessage, limit = FORM_LIMIT_BYTES): Promise<string | null> {
   const declared = Number(req.headers['content-length'] ?? '0');
   if (declared > limit) {
     req.resume();
@@ -42,14 +42,14 @@ export async function readBodyText(req: Request, limit = FORM_LIMIT_BYTES): Prom
 }
 
 /** Whether the request's media type is `type` (parameters such as charset allowed). */
-export function hasMediaType(req: Request, type: string): boolean {
+export function hasMediaType(req: IncomingMessage, type: string): boolean {
   const header = req.headers['content-type'];
   if (typeof header !== 'string') return false;
   return header.split(';')[0]!.trim().toLowerCase() === type;
 }
 
 /** A form body of an OAuth endpoint: form-encoded, small, each parameter once. */
-export async function readForm(req: Request): Promise<OAuthParams> {
+export async function readForm(req: IncomingMessage): Promise<OAuthParams> {
   if (!hasMediaType(req, 'application/x-www-form-urlencoded')) {
     return { ok: false, problem: 'The body must be application/x-www-form-urlencoded' };
   }

@@ -1,4 +1,3 @@
-import type { Request } from 'express';
 import type { EdgeDeps } from '../edge-deps';
 
 /** §8: per client address, per minute, shared across replicas through the cache. */
@@ -13,24 +12,12 @@ export type OAuthEndpoint = keyof typeof OAUTH_RATE_LIMITS;
 
 const WINDOW_MS = 60_000;
 
-const clientAddresses = new WeakMap<Request, string>();
-
 /**
- * The client address (`req.ip`: the socket, or the hop TRUST_PROXY trusts), worked out once per request: express
- * parses the forwarding chain again at every read of `req.ip`, and the token endpoint needs it twice.
+ * Counts one request of the client address (`req.ip`, or `clientAddress` ahead of express: the same rules) against
+ * the endpoint's limit. Returns the seconds to wait when refused, else null.
  */
-export function clientAddressOf(req: Request): string {
-  let address = clientAddresses.get(req);
-  if (address === undefined) clientAddresses.set(req, (address = req.ip ?? ''));
-  return address;
-}
-
-/**
- * Counts one request of the client address against the endpoint's limit. Returns the seconds to wait when
- * refused, else null.
- */
-export async function overRateLimit(deps: EdgeDeps, endpoint: OAuthEndpoint, req: Request): Promise<number | null> {
-  const decision = await deps.rateLimiter.consume(`oauth:${endpoint}:${clientAddressOf(req) || 'unknown'}`, {
+export async function overRateLimit(deps: EdgeDeps, endpoint: OAuthEndpoint, clientAddress: string): Promise<number | null> {
+  const decision = await deps.rateLimiter.consume(`oauth:${endpoint}:${clientAddress || 'unknown'}`, {
     limit: OAUTH_RATE_LIMITS[endpoint],
     windowMs: WINDOW_MS,
   });

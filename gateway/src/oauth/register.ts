@@ -1,9 +1,11 @@
-import type { Express, Request, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Express } from 'express';
 import type { EdgeDeps } from '../edge-deps';
 import { requestIdOf } from '../request-id';
 import { mountPostEndpoint } from './endpoint';
 import { hasMediaType, readBodyText } from './form-body';
-import { NO_STORE, sendOAuthError } from './oauth-errors';
+import { sendNoStoreJson } from './no-store';
+import { sendOAuthError } from './oauth-errors';
 
 /** Registration metadata is small; 16 KiB is far above any real client's document. */
 const REGISTER_LIMIT_BYTES = 16 * 1024;
@@ -13,10 +15,10 @@ const REGISTER_LIMIT_BYTES = 16 * 1024;
  * metadata and answers the registration (201, echoing redirect_uris) or an RFC 7591 §3.2.2 error (400).
  */
 export function mountRegister(app: Express, deps: EdgeDeps): void {
-  mountPostEndpoint(app, deps, { path: '/oauth/register', endpoint: 'register', handler: (req, res) => register(deps, req, res) });
+  mountPostEndpoint(app, deps, { path: '/oauth/register', endpoint: 'register', handler: (req, res, clientAddress) => register(deps, req, res, clientAddress) });
 }
 
-async function register(deps: EdgeDeps, req: Request, res: Response): Promise<void> {
+async function register(deps: EdgeDeps, req: IncomingMessage, res: ServerResponse, clientAddress: string): Promise<void> {
   if (!hasMediaType(req, 'application/json')) {
     req.resume();
     return sendOAuthError(res, 'invalid_client_metadata', 'The registration request must be application/json');
@@ -32,7 +34,7 @@ async function register(deps: EdgeDeps, req: Request, res: Response): Promise<vo
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     return sendOAuthError(res, 'invalid_client_metadata', 'The registration request must be a JSON object');
   }
-  const result = await deps.clients.identity.registerClient({ metadataJson: text, clientIp: req.ip ?? '', requestId: requestIdOf(res) });
+  const result = await deps.clients.identity.registerClient({ metadataJson: text, clientIp: clientAddress, requestId: requestIdOf(res) });
   if (result.error?.error) return sendOAuthError(res, result.error.error, result.error.errorDescription);
-  res.status(201).set({ ...NO_STORE, 'Content-Type': 'application/json; charset=utf-8' }).send(result.responseJson);
+  sendNoStoreJson(res, 201, result.responseJson);
 }

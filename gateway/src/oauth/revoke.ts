@@ -1,9 +1,11 @@
-import type { Express, Request, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Express } from 'express';
 import type { EdgeDeps } from '../edge-deps';
 import { requestIdOf } from '../request-id';
 import { missingParameter, mountPostEndpoint, refusedClientAuthentication } from './endpoint';
 import { readForm } from './form-body';
-import { NO_STORE, sendOAuthError } from './oauth-errors';
+import { setNoStoreHead } from './no-store';
+import { sendOAuthError } from './oauth-errors';
 
 /**
  * `POST /oauth/revoke` (RFC 7009): a refresh token ends its whole connection, an access token itself; another
@@ -11,10 +13,10 @@ import { NO_STORE, sendOAuthError } from './oauth-errors';
  * answer never tells whether a token existed.
  */
 export function mountRevoke(app: Express, deps: EdgeDeps): void {
-  mountPostEndpoint(app, deps, { path: '/oauth/revoke', endpoint: 'revoke', handler: (req, res) => revoke(deps, req, res) });
+  mountPostEndpoint(app, deps, { path: '/oauth/revoke', endpoint: 'revoke', handler: (req, res, clientAddress) => revoke(deps, req, res, clientAddress) });
 }
 
-async function revoke(deps: EdgeDeps, req: Request, res: Response): Promise<void> {
+async function revoke(deps: EdgeDeps, req: IncomingMessage, res: ServerResponse, clientAddress: string): Promise<void> {
   const form = await readForm(req);
   if (!form.ok) return sendOAuthError(res, 'invalid_request', form.problem);
   const params = form.params;
@@ -24,8 +26,9 @@ async function revoke(deps: EdgeDeps, req: Request, res: Response): Promise<void
     token: params.get('token')!,
     tokenTypeHint: params.get('token_type_hint') ?? '',
     clientId: params.get('client_id')!,
-    clientIp: req.ip ?? '',
+    clientIp: clientAddress,
     requestId: requestIdOf(res),
   });
-  res.status(200).set(NO_STORE).end();
+  setNoStoreHead(res, 200);
+  res.end();
 }

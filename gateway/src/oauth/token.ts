@@ -1,27 +1,39 @@
-import type { Express, Request, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Express } from 'express';
 import type { TokenResponse } from '@platform/proto/gen/platform/identity/v1/oauth';
 import type { EdgeDeps } from '../edge-deps';
 import { requestIdOf } from '../request-id';
-import { missingParameter, mountPostEndpoint, refusedClientAuthentication } from './endpoint';
+import { missingParameter, mountPostEndpoint, refusedClientAuthentication, type OAuthPostEndpoint } from './endpoint';
 import { readForm } from './form-body';
-import { NO_STORE, sendOAuthError } from './oauth-errors';
-import { clientAddressOf } from './rate-limits';
+import { sendNoStoreJson } from './no-store';
+import { sendOAuthError } from './oauth-errors';
+
+export const TOKEN_PATH = '/oauth/token';
 
 /**
  * `POST /oauth/token` (RFC 6749 §3.2, OAuth 2.1): form-encoded, public clients, grants `authorization_code`
  * (PKCE required) and `refresh_token`. The identity service decides; the edge shapes the answer.
  */
-export function mountToken(app: Express, deps: EdgeDeps): void {
-  mountPostEndpoint(app, deps, { path: '/oauth/token', endpoint: 'token', handler: (req, res) => token(deps, req, res) });
+export function tokenEndpoint(deps: EdgeDeps): OAuthPostEndpoint {
+  return { path: TOKEN_PATH, endpoint: 'token', handler: (req, res, clientAddress) => token(deps, req, res, clientAddress) };
 }
 
-async function token(deps: EdgeDeps, req: Request, res: Response): Promise<void> {
+/**
+ * The token endpoint on express too: the exact path is served ahead of express (`token-endpoint.ts`), but express's
+ * router also matches the path in another case, with a trailing slash or in an absolute-form request target, and
+ * those keep being answered as they always were.
+ */
+export function mountToken(app: Express, deps: EdgeDeps): void {
+  mountPostEndpoint(app, deps, tokenEndpoint(deps));
+}
+
+async function token(deps: EdgeDeps, req: IncomingMessage, res: ServerResponse, clientAddress: string): Promise<void> {
   const form = await readForm(req);
   if (!form.ok) return sendOAuthError(res, 'invalid_request', form.problem);
   const params = form.params;
   if (refusedClientAuthentication(req, res, params)) return;
   const grantType = params.get('grant_type');
-  const common = { clientIp: clientAddressOf(req), requestId: requestIdOf(res), resource: params.get('resource') ?? '' };
+  const common = { clientIp: clientAddress, requestId: requestIdOf(res), resource: params.get('resource') ?? '' };
   if (grantType === 'authorization_code') {
     if (missingParameter(res, params, ['code', 'code_verifier', 'client_id'])) return;
     const result = await deps.clients.identity.exchangeCode({
@@ -46,12 +58,16 @@ async function token(deps: EdgeDeps, req: Request, res: Response): Promise<void>
   sendOAuthError(res, 'unsupported_grant_type', 'Supported grant types: authorization_code, refresh_token');
 }
 
-function sendTokens(res: Response, result: TokenResponse): void {
+function sendTokens(res: ServerResponse, result: TokenResponse): void {
   if (result.error?.error) return sendOAuthError(res, result.error.error, result.error.errorDescription);
-  res.status(200).set(NO_STORE).json({
-    access_token: result.accessToken,
-    token_type: result.tokenType || 'Bearer',
-    expires_in: result.expiresIn,
-    refresh_token: result.refreshToken,
-  });
+  sendNoStoreJson(
+    res,
+    200,
+    JSON.stringify({
+      access_token: result.accessToken,
+      token_type: result.tokenType || 'Bearer',
+      expires_in: result.expiresIn,
+      refresh_token: result.refreshToken,
+    }),
+  );
 }

@@ -41,7 +41,7 @@ export function mountAuthorize(app: Express, deps: EdgeDeps): void {
   }
 
   async function limited(req: Request, res: Response): Promise<boolean> {
-    const retryAfter = await overRateLimit(deps, 'authorize', req);
+    const retryAfter = await overRateLimit(deps, 'authorize', req.ip ?? '');
     if (retryAfter === null) return false;
     page(res, `Too many authorization requests from your address. Try again in ${retryAfter} seconds.`, 429, { 'Retry-After': String(retryAfter) });
     return true;

@@ -1,11 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { AppError, withLogContext } from '@platform/runtime';
-import { observeWhenDone } from '../access-log';
+import { AppError } from '@platform/runtime';
+import { serveAheadOfExpress } from '../ahead-of-express';
 import type { EdgeDeps } from '../edge-deps';
 import { renderError } from '../error-handler';
 import { createGatewayTokenCheck, type McpPrincipal } from '../oauth/resource-server';
-import { assignRequestId } from '../request-id';
-import { inServerSpan } from '../server-span';
 import { createDataPlane, DEFAULT_MCP_SETTINGS, type DataPlane } from './data-plane';
 import { McpHttpError, sendJson } from './http-errors';
 import { errorResponse, RPC } from './jsonrpc';
@@ -39,7 +37,6 @@ export function createMcpEndpoint(deps: EdgeDeps): McpEndpoint {
   const settings = deps.settings.mcp ?? DEFAULT_MCP_SETTINGS;
   const origin = originCheck(deps.settings.appUrl, settings.allowedOrigins);
   const checkToken = createGatewayTokenCheck(deps);
-  const routeOf = () => MCP_ROUTE;
 
   async function dispatch(req: IncomingMessage, res: ServerResponse, slug: string): Promise<void> {
     if (origin(req, res)) return;
@@ -73,12 +70,8 @@ export function createMcpEndpoint(deps: EdgeDeps): McpEndpoint {
       const slug = url.slice(PREFIX.length, query < 0 ? undefined : query);
       // Deeper paths are not the endpoint: the rest of the edge answers them (404).
       if (slug.includes('/')) return false;
-      const requestId = assignRequestId(req, res);
-      observeWhenDone(deps.logger, req, res, routeOf);
-      inServerSpan(req, res, routeOf, () =>
-        withLogContext({ requestId }, () => {
-          dispatch(req, res, decodeSlug(slug)).catch((error: unknown) => answerFailure(deps, res, error));
-        }),
+      serveAheadOfExpress(deps.logger, req, res, MCP_ROUTE, () =>
+        dispatch(req, res, decodeSlug(slug)).catch((error: unknown) => answerFailure(deps, res, error)),
       );
       return true;
     },

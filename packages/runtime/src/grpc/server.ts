@@ -147,10 +147,34 @@ export class GrpcServer {
     const deadline = deadlineOf(call);
     // A call whose caller has already given up is not worth starting.
     if (deadline && deadline.getTime() <= Date.now()) throw new AppError('deadline_exceeded', 'The deadline passed before the call started');
-    const abort = new AbortController();
-    call.once('cancelled', () => abort.abort());
-    const context: GrpcCallContext = { service, method, metadata: call.metadata, requestId, deadline, signal: abort.signal, logger: this.logger };
-    return handler(call.request, context);
+    // grpc-js reports every call's stream closing as 'cancelled', after a normal answer too: the listener goes once the
+    // handler is done, and the AbortController (whose abort builds a DOMException) is made only for a handler that
+    // asks for the signal.
+    let abort: AbortController | undefined;
+    let cancelled = false;
+    const onCancelled = () => {
+      cancelled = true;
+      abort?.abort();
+    };
+    call.once('cancelled', onCancelled);
+    const context: GrpcCallContext = {
+      service,
+      method,
+      metadata: call.metadata,
+      requestId,
+      deadline,
+      logger: this.logger,
+      get signal() {
+        abort ??= new AbortController();
+        if (cancelled) abort.abort();
+        return abort.signal;
+      },
+    };
+    try {
+      return await handler(call.request, context);
+    } finally {
+      call.off('cancelled', onCancelled);
+    }
   }
 }
 

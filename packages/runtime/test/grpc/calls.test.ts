@@ -84,6 +84,19 @@ describe('GrpcServer and createGrpcClient', () => {
     await aborted.promise; // the handler learnt that nobody waits for it any more
   });
 
+  it('leaves the signal of a call that was answered alone when its stream closes afterwards', async () => {
+    const signals: AbortSignal[] = [];
+    behaviour = async (context) => {
+      signals.push(context.signal);
+      return STATUS;
+    };
+    await expect(client.getServiceStatus({})).resolves.toEqual(STATUS);
+    // grpc-js reports the stream's close after the answer as 'cancelled'; a handler's work is not cancelled by it.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(signals).toHaveLength(1);
+    expect(signals[0]!.aborted).toBe(false);
+  });
+
   it("carries the caller's x-request-id into the handler's log context", async () => {
     behaviour = async () => STATUS;
     seen.length = 0;

@@ -7,7 +7,7 @@ import type { LegacySseConnection } from './legacy-sse';
 import { isMessageEvent, SseDecoder } from './sse-decoder';
 import { httpError, protocolError, upstreamFailure } from './upstream-errors';
 import { streamItemOf, type UpstreamStreamItem } from './upstream-items';
-import { firstHeader, PostHandler, type PostAnswer } from './upstream-post';
+import { firstHeader, PostHandler, type PostAnswer, type PostLimits } from './upstream-post';
 
 /**
  * The data plane's client side of MCP's Streamable HTTP transport, towards one upstream server: POST a message and
@@ -91,12 +91,8 @@ export async function exchange(
   }
 }
 
-export interface PostOptions {
+export interface PostOptions extends PostLimits {
   dispatcher: Dispatcher;
-  /** Aborts the exchange (timeouts, client went away, cancellation). */
-  signal: AbortSignal;
-  maxMessageBytes: number;
-  timeoutSeconds: number;
 }
 
 /** POSTs one JSON-RPC message to the upstream. Throws GatewayRpcError for every failure. */

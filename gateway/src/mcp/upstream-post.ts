@@ -14,6 +14,7 @@ export interface PostAnswer {
 }
 
 export interface PostLimits {
+  /** Aborts the exchange (timeouts, client went away, cancellation). */
   signal: AbortSignal;
   maxMessageBytes: number;
   timeoutSeconds: number;
@@ -42,6 +43,8 @@ export class PostHandler implements Dispatcher.DispatchHandler {
   private ended = false;
   private stream?: StreamItems;
   private decoder?: SseDecoder;
+  /** Whether the body is a 2xx JSON answer to gather (decided once, at the response's start). */
+  private gathering = false;
   private readonly onAbort = () => this.controller?.abort(this.limits.signal.reason as Error);
 
   constructor(
@@ -61,6 +64,7 @@ export class PostHandler implements Dispatcher.DispatchHandler {
     const type = firstHeader(headers['content-type']).toLowerCase();
     const answer: PostAnswer = { statusCode, headers, type };
     this.answer = answer;
+    this.gathering = isSuccess(statusCode) && type.startsWith('application/json');
     if (isSuccess(statusCode) && type.startsWith('text/event-stream')) {
       const stream = new StreamItems(controller, () => this.readerStopped(controller));
       this.stream = stream;
@@ -82,7 +86,7 @@ export class PostHandler implements Dispatcher.DispatchHandler {
       return;
     }
     // Only a 2xx JSON body is read; any other body is drained and dropped.
-    if (!isJsonAnswer(this.answer!)) return;
+    if (!this.gathering) return;
     this.size += chunk.length;
     if (this.size > this.limits.maxMessageBytes) {
       this.fail(protocolError(this.slug, `a message larger than ${this.limits.maxMessageBytes} bytes`));
@@ -100,7 +104,7 @@ export class PostHandler implements Dispatcher.DispatchHandler {
       return;
     }
     const answer = this.answer!;
-    if (isJsonAnswer(answer)) answer.text = this.chunks.length === 1 ? this.chunks[0]!.toString('utf8') : Buffer.concat(this.chunks).toString('utf8');
+    if (this.gathering) answer.text = this.chunks.length === 1 ? this.chunks[0]!.toString('utf8') : Buffer.concat(this.chunks).toString('utf8');
     this.settle(answer);
   }
 
@@ -208,10 +212,6 @@ class StreamItems implements AsyncIterable<UpstreamStreamItem>, AsyncIterator<Up
 
 function isSuccess(statusCode: number): boolean {
   return statusCode >= 200 && statusCode < 300 && statusCode !== 202;
-}
-
-function isJsonAnswer(answer: PostAnswer): boolean {
-  return isSuccess(answer.statusCode) && answer.type.startsWith('application/json');
 }
 
 export function firstHeader(value: string | string[] | undefined): string {

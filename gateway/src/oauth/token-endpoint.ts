@@ -15,8 +15,8 @@ const WITH_QUERY = `${TOKEN_PATH}?`;
 
 /**
  * `/oauth/token` straight from node's HTTP server, as `/mcp/{slug}` is (docs/gateway.md, "The hot path"): every
- * connected client refreshes its tokens here, and express's router, response helpers and `req.ip` cost some 10–15 % of
- * the edge's CPU per grant. It answers exactly as the express route did, through the same code (`answerOAuthPost`,
+ * connected client refreshes its tokens here, and express's router, response helpers and `req.ip` cost a refresh grant
+ * 15-20 % more of the machine's CPU (docs/performance.md). It answers exactly as the express route did, through the same code (`answerOAuthPost`,
  * `tokenEndpoint`), with the edge's request id, span, metric and access log; the client address follows TRUST_PROXY
  * by the function express's `req.ip` uses (`trustProxy`, compiled once per edge).
  */

@@ -15,16 +15,32 @@ import type { CallRecorder, McpCallEvent } from './call-record';
 import { capUtf8 } from './call-payload';
 
 /**
- * The event type on `mcp-calls.v1`: a batch of call records, each with its own event id (`data.calls`). One bus
- * message per batch rather than per call: encoding, sending and consuming a message cost far more than a record's
- * few hundred bytes of JSON (docs/performance.md). Consumers also accept single `mcp.call` events.
+ * The event type on `mcp-calls.v1`: a batch of call records grouped by what they share (`data.groups`, each a
+ * `context` and its `calls`, every call with its own event id). One bus message per batch rather than per call:
+ * encoding, sending and consuming a message cost far more than a record (docs/performance.md). Grouping sends the
+ * team, gateway, server, principal and client of a busy session once per batch instead of once per call, so a batch
+ * is about a third of the bytes to serialise, compress, send, parse and store. Consumers also accept the earlier
+ * `mcp.calls` batches and single `mcp.call` events.
  */
-export const CALL_BATCH_EVENT_TYPE = 'mcp.calls';
+export const CALL_BATCH_EVENT_TYPE = 'mcp.call-batch';
 
-/** What a `mcp-calls.v1` event carries: the call, its payloads (if captured) capped and flagged when cut. */
-export type McpCallEventData = Omit<McpCallEvent, 'payloads'> & {
+/** What a call carries besides what its batch group shares: the call, its payloads (if captured) capped and flagged when cut. */
+export type McpCallBatchCall = Pick<
+  McpCallEvent,
+  'occurredAt' | 'method' | 'exposedName' | 'outcome' | 'errorClass' | 'latencyMs' | 'requestBytes' | 'responseBytes' | 'requestId' | 'providerSlug'
+> & {
+  /** The call's own event id: the consumer stores each id once. */
+  id: string;
   payloads?: { request: string; response: string; requestTruncated: boolean; responseTruncated: boolean };
 };
+
+/** What the calls of one batch group share. */
+export type McpCallContext = Pick<McpCallEvent, 'teamId' | 'gateway' | 'server' | 'principal' | 'clientName'>;
+
+/** `data` of an `mcp.call-batch` event. */
+export interface McpCallBatchData {
+  groups: Array<{ context: McpCallContext; calls: McpCallBatchCall[] }>;
+}
 
 export interface CallRecorderOptions {
   /** Absent where the edge runs without a platform (route catalogue, unit setups): records are then dropped, counted. */
@@ -46,14 +62,15 @@ export interface CallRecorderOptions {
   dropWarningEveryMs?: number;
 }
 
-/** One call as a batch carries it: its own event id (the consumer stores each id once) and its data. */
-export type McpCallBatchItem = McpCallEventData & { id: string };
-
 interface PendingCall {
-  item: McpCallBatchItem;
+  id: string;
+  call: McpCallEvent;
+  /** The call's payloads cut to size when it was recorded (the uncut ones are not kept). */
+  payloads: McpCallBatchCall['payloads'];
   /** Estimated bytes on the wire: bounds the buffer and keeps a batch well under Kafka's 1 MB message limit. */
   size: number;
-  /** The serialised item, made off the request path when first published (kept for retries). */
+  /** The serialised context and call, made off the request path when first published (kept for retries). */
+  context?: string;
   value?: string;
 }
 
@@ -61,7 +78,7 @@ const RECORD_OVERHEAD_BYTES = 1024;
 // Estimated bytes per batch; JSON escaping of payloads can double them, still under Kafka's default 1 MB.
 const MAX_BATCH_BYTES = 256 * 1024;
 
-function capPayloads(payloads: NonNullable<McpCallEvent['payloads']>): NonNullable<McpCallEventData['payloads']> {
+function capPayloads(payloads: NonNullable<McpCallEvent['payloads']>): NonNullable<McpCallBatchCall['payloads']> {
   const request = capUtf8(payloads.request);
   const response = capUtf8(payloads.response);
   return {
@@ -73,10 +90,34 @@ function capPayloads(payloads: NonNullable<McpCallEvent['payloads']>): NonNullab
 }
 
 function pendingCall(call: McpCallEvent): PendingCall {
-  const { payloads, ...rest } = call;
-  const data: McpCallEventData = payloads ? { ...rest, payloads: capPayloads(payloads) } : rest;
-  const payloadChars = data.payloads ? data.payloads.request.length + data.payloads.response.length : 0;
-  return { item: { id: randomUUID(), ...data }, size: RECORD_OVERHEAD_BYTES + payloadChars };
+  const payloads = call.payloads && capPayloads(call.payloads);
+  const payloadChars = payloads ? payloads.request.length + payloads.response.length : 0;
+  return { id: randomUUID(), call, payloads, size: RECORD_OVERHEAD_BYTES + payloadChars };
+}
+
+/** The JSON of what a call's group shares (also the key it is grouped by). */
+function contextJson({ call }: PendingCall): string {
+  const context: McpCallContext = { teamId: call.teamId, gateway: call.gateway, server: call.server, principal: call.principal, clientName: call.clientName };
+  return JSON.stringify(context);
+}
+
+/** The JSON of the call itself, without what its group shares. */
+function callJson({ id, call, payloads }: PendingCall): string {
+  const item: McpCallBatchCall = {
+    id,
+    occurredAt: call.occurredAt,
+    method: call.method,
+    exposedName: call.exposedName,
+    outcome: call.outcome,
+    errorClass: call.errorClass,
+    latencyMs: call.latencyMs,
+    requestBytes: call.requestBytes,
+    responseBytes: call.responseBytes,
+    requestId: call.requestId,
+    providerSlug: call.providerSlug,
+    payloads,
+  };
+  return JSON.stringify(item);
 }
 
 /** Settles like `promise`, or rejects once `deadline` (epoch ms) passes first. */
@@ -88,15 +129,16 @@ function beforeDeadline<T>(promise: Promise<T>, deadline: number): Promise<T> {
   return Promise.race([promise, expired]).finally(() => clearTimeout(timer));
 }
 
-/** One bus message for a batch of serialised items (an event envelope whose data is `{calls: [...]}`). */
-function batchMessage(values: string[]): BusMessage {
+/** One bus message for a batch: an event envelope whose data is `{groups: [{context, calls}]}` (McpCallBatchData). */
+function batchMessage(groups: Map<string, string[]>): BusMessage {
   const id = randomUUID();
   const envelope: Omit<DomainEvent<unknown>, 'data'> = { id, type: CALL_BATCH_EVENT_TYPE, source: 'gateway', occurredAt: new Date().toISOString() };
+  const data = [...groups].map(([context, calls]) => `{"context":${context},"calls":[${calls.join(',')}]}`).join(',');
   return {
     topic: TOPICS.calls,
     // Unkeyed: batches spread over the partitions; a record's order is its occurredAt, not its position.
     key: null,
-    value: `${JSON.stringify(envelope).slice(0, -1)},"data":{"calls":[${values.join(',')}]}}`,
+    value: `${JSON.stringify(envelope).slice(0, -1)},"data":{"groups":[${data}]}}`,
     headers: { ...injectTraceHeaders(), [EVENT_HEADERS.id]: id, [EVENT_HEADERS.type]: CALL_BATCH_EVENT_TYPE },
   };
 }
@@ -176,17 +218,21 @@ export function createCallRecorder(options: CallRecorderOptions): CallRecorder {
   /** The batch's message; a record that cannot be serialised is dropped, never retried. */
   function messagesOf(batch: PendingCall[]): { sendable: PendingCall[]; messages: BusMessage[] } {
     const sendable: PendingCall[] = [];
-    const values: string[] = [];
+    const groups = new Map<string, string[]>();
     for (const call of batch) {
       try {
-        values.push((call.value ??= JSON.stringify(call.item)));
+        const context = (call.context ??= contextJson(call));
+        const value = (call.value ??= callJson(call));
+        const group = groups.get(context);
+        if (group) group.push(value);
+        else groups.set(context, [value]);
         sendable.push(call);
       } catch (error) {
         noteDropped('invalid', 1);
         logger.warn({ err: error instanceof Error ? error.message : String(error) }, 'MCP call record could not be serialised');
       }
     }
-    return { sendable, messages: values.length > 0 ? [batchMessage(values)] : [] };
+    return { sendable, messages: groups.size > 0 ? [batchMessage(groups)] : [] };
   }
 
   /** Publishes batches until the buffer is empty; on a failure puts the batch back and arms the back-off. */

@@ -1,18 +1,22 @@
 import { z } from 'zod';
 import type { DomainEvent, Logger, Transaction } from '@platform/runtime';
-import { insertCallRecords, type NewCallRecord } from '../store/calls-store';
+import { insertCallRecords, type NewCall, type NewCallContext } from '../store/calls-store';
 
 /**
- * The event types on `mcp-calls.v1`: the edge's recorder publishes batches (`mcp.calls`, each item with its own event
- * id); a single call (`mcp.call`) is accepted too.
+ * The event types on `mcp-calls.v1`: the edge's recorder publishes grouped batches (`mcp.call-batch`: groups of calls
+ * that share a team, gateway, server, principal and client, each call with its own event id). Batches of full
+ * records (`mcp.calls`, what edges sent before) and single calls (`mcp.call`) are accepted too.
  */
 export const CALL_EVENT_TYPE = 'mcp.call';
-export const CALL_BATCH_EVENT_TYPE = 'mcp.calls';
+export const CALL_BATCH_EVENT_TYPE = 'mcp.call-batch';
+export const FULL_RECORDS_BATCH_EVENT_TYPE = 'mcp.calls';
 
 export const CALL_OUTCOMES = ['ok', 'error', 'refused', 'timeout', 'upstream_unavailable', 'cancelled'] as const;
 
 /** Payloads beyond this many characters are cut here too (the edge caps each at 16 KiB of UTF-8, never more characters). */
 const MAX_PAYLOAD_CHARS = 16 * 1024;
+/** Calls per batch, and groups per batch, beyond which a batch is refused as a whole (the edge sends at most 200). */
+const MAX_BATCH_ITEMS = 10_000;
 
 // Free text is kept to a sane length rather than refusing the record over it.
 const text = (max: number) => z.string().transform((value) => value.slice(0, max));
@@ -21,12 +25,9 @@ const target = z.object({ id: z.uuid(), slug: text(200), name: text(500) });
 const payload = (value: string, truncated: boolean) =>
   value.length > MAX_PAYLOAD_CHARS ? { text: value.slice(0, MAX_PAYLOAD_CHARS), truncated: true } : { text: value, truncated };
 
-/** What a `mcp.call` event must carry to be stored (gateway/src/mcp/call-recorder.ts writes it). Unknown keys are dropped. */
-const callEventData = z.object({
+/** What the calls of a group share (gateway/src/mcp/call-recorder.ts writes it). Unknown keys are dropped. */
+const callContext = z.object({
   teamId: z.uuid(),
-  occurredAt: z.iso.datetime({ offset: true }),
-  method: z.string().min(1).max(200),
-  exposedName: text(2048),
   gateway: target,
   server: target.optional(),
   principal: z.object({
@@ -41,6 +42,13 @@ const callEventData = z.object({
     serviceAccountTeamSlug: text(200).optional(),
   }),
   clientName: text(500),
+});
+
+/** What is a call's own. */
+const callOwn = z.object({
+  occurredAt: z.iso.datetime({ offset: true }),
+  method: z.string().min(1).max(200),
+  exposedName: text(2048),
   outcome: z.enum(CALL_OUTCOMES),
   errorClass: text(200),
   providerSlug: text(200).optional(),
@@ -58,53 +66,94 @@ const callEventData = z.object({
     .optional(),
 });
 
-const batchData = z.object({ calls: z.array(z.object({ id: z.uuid() }).loose()).max(10_000) });
+/** A call of a grouped batch: its own part and its event id. */
+const groupedCall = callOwn.extend({ id: z.uuid() });
+const groupedBatch = z.object({
+  groups: z.array(z.object({ context: z.unknown(), calls: z.array(z.unknown()).max(MAX_BATCH_ITEMS) })).max(MAX_BATCH_ITEMS),
+});
+const fullRecordsBatch = z.object({ calls: z.array(z.object({ id: z.uuid() }).loose()).max(MAX_BATCH_ITEMS) });
 
-/** The calls an event carries, each with its own event id: one for `mcp.call`, the items of a `mcp.calls` batch. */
-function callsOf(event: DomainEvent<unknown>, logger: Logger): Array<{ id: string; data: unknown }> {
-  if (event.type === CALL_EVENT_TYPE) return [{ id: event.id, data: event.data }];
-  if (event.type === CALL_BATCH_EVENT_TYPE) {
-    const parsed = batchData.safeParse(event.data);
-    if (parsed.success) return parsed.data.calls.map(({ id, ...data }) => ({ id, data }));
-    logger.warn({ eventId: event.id, source: event.source, fields: parsed.error.issues.map((issue) => issue.path.join('.')) }, 'call batch in an unexpected shape skipped');
-    return [];
+/** Records of one or more events, in the shape they are stored in: each call points at the context it shares. */
+export class CallRecordsToStore {
+  readonly contexts: NewCallContext[] = [];
+  readonly calls: NewCall[] = [];
+
+  constructor(private readonly logger: Logger) {}
+
+  /** Adds the calls an event carries, skipping (and logging, never their content) those of another shape. */
+  addEvent(event: DomainEvent<unknown>): void {
+    if (event.type === CALL_BATCH_EVENT_TYPE) return this.addGroupedBatch(event);
+    if (event.type === FULL_RECORDS_BATCH_EVENT_TYPE) return this.addFullRecordsBatch(event);
+    if (event.type === CALL_EVENT_TYPE) return this.addFullRecord(event.id, event.data, event.source);
+    this.logger.warn({ eventId: event.id, type: event.type, source: event.source }, 'unexpected event on the calls topic skipped');
   }
-  logger.warn({ eventId: event.id, type: event.type, source: event.source }, 'unexpected event on the calls topic skipped');
-  return [];
+
+  private addGroupedBatch(event: DomainEvent<unknown>): void {
+    const batch = groupedBatch.safeParse(event.data);
+    if (!batch.success) return this.skipped(event.id, event.source, 'call batch', batch.error);
+    for (const group of batch.data.groups) {
+      const context = callContext.safeParse(group.context);
+      if (!context.success) {
+        this.skipped(event.id, event.source, 'call group', context.error, { calls: group.calls.length });
+        continue;
+      }
+      const index = this.contexts.push(storedContext(context.data)) - 1;
+      for (const item of group.calls) {
+        const call = groupedCall.safeParse(item);
+        if (call.success) this.calls.push(storedCall(call.data.id, index, call.data));
+        else this.skipped(event.id, event.source, 'call record', call.error);
+      }
+    }
+  }
+
+  private addFullRecordsBatch(event: DomainEvent<unknown>): void {
+    const batch = fullRecordsBatch.safeParse(event.data);
+    if (!batch.success) return this.skipped(event.id, event.source, 'call batch', batch.error);
+    for (const { id, ...data } of batch.data.calls) this.addFullRecord(id, data, event.source);
+  }
+
+  /** A call with everything in one object (`mcp.call`, or an item of `mcp.calls`). */
+  private addFullRecord(id: string, data: unknown, source: string): void {
+    const context = callContext.safeParse(data);
+    const call = callOwn.safeParse(data);
+    if (!context.success) return this.skipped(id, source, 'call record', context.error);
+    if (!call.success) return this.skipped(id, source, 'call record', call.error);
+    this.calls.push(storedCall(id, this.contexts.push(storedContext(context.data)) - 1, call.data));
+  }
+
+  private skipped(eventId: string, source: string, what: 'call batch' | 'call group' | 'call record', error: z.ZodError, extra: { calls?: number } = {}): void {
+    const fields = error.issues.map((issue) => issue.path.join('.'));
+    this.logger.warn({ eventId, source, fields, ...extra }, `${what} in an unexpected shape skipped`);
+  }
 }
 
-/**
- * The stored form of one call, or null (logged, never its content: it may hold payloads) when it is in another
- * shape; such calls are skipped rather than retried forever.
- */
-function callRecordOf(call: { id: string; data: unknown }, source: string, logger: Logger): NewCallRecord | null {
-  const parsed = callEventData.safeParse(call.data);
-  if (!parsed.success) {
-    const fields = parsed.error.issues.map((issue) => issue.path.join('.'));
-    logger.warn({ eventId: call.id, source, fields }, 'call record in an unexpected shape skipped');
-    return null;
-  }
-  const data = parsed.data;
-  const request = data.payloads && payload(data.payloads.request, data.payloads.requestTruncated);
-  const response = data.payloads && payload(data.payloads.response, data.payloads.responseTruncated);
+function storedContext(context: z.infer<typeof callContext>): NewCallContext {
   return {
-    eventId: call.id,
-    teamId: data.teamId,
-    occurredAt: data.occurredAt,
-    method: data.method,
-    exposedName: data.exposedName,
-    gateway: data.gateway,
-    server: data.server ?? null,
-    principal: data.principal,
-    principalUserId: data.principal.userId || null,
-    clientName: data.clientName,
-    outcome: data.outcome,
-    errorClass: data.errorClass,
-    providerSlug: data.providerSlug ?? '',
-    latencyMs: data.latencyMs,
-    requestBytes: data.requestBytes,
-    responseBytes: data.responseBytes,
-    requestId: data.requestId,
+    teamId: context.teamId,
+    gateway: context.gateway,
+    server: context.server ?? null,
+    principal: context.principal,
+    principalUserId: context.principal.userId || null,
+    clientName: context.clientName,
+  };
+}
+
+function storedCall(eventId: string, context: number, call: z.infer<typeof callOwn>): NewCall {
+  const request = call.payloads && payload(call.payloads.request, call.payloads.requestTruncated);
+  const response = call.payloads && payload(call.payloads.response, call.payloads.responseTruncated);
+  return {
+    eventId,
+    context,
+    occurredAt: call.occurredAt,
+    method: call.method,
+    exposedName: call.exposedName,
+    outcome: call.outcome,
+    errorClass: call.errorClass,
+    providerSlug: call.providerSlug ?? '',
+    latencyMs: call.latencyMs,
+    requestBytes: call.requestBytes,
+    responseBytes: call.responseBytes,
+    requestId: call.requestId,
     payloads:
       request && response
         ? { request: request.text, response: response.text, requestTruncated: request.truncated, responseTruncated: response.truncated }
@@ -113,12 +162,12 @@ function callRecordOf(call: { id: string; data: unknown }, source: string, logge
 }
 
 /**
- * Stores call records (the consumer runs this once per event id, in its transaction) in one statement; each record's
- * own event id is unique in the table, so a call published again in another batch is stored once.
+ * Stores call records (the consumer runs this once per event id, in its transaction) in as few statements as the
+ * batch needs; each record's own event id is unique in the table, so a call published again in another batch is
+ * stored once. Records of another shape are skipped rather than retried forever.
  */
 export async function storeCallEvents(tx: Transaction, events: readonly DomainEvent<unknown>[], logger: Logger): Promise<void> {
-  const records = events
-    .flatMap((event) => callsOf(event, logger).map((call) => callRecordOf(call, event.source, logger)))
-    .filter((record): record is NewCallRecord => record !== null);
-  if (records.length > 0) await insertCallRecords(tx, records);
+  const records = new CallRecordsToStore(logger);
+  for (const event of events) records.addEvent(event);
+  if (records.calls.length > 0) await insertCallRecords(tx, records);
 }

@@ -32,17 +32,23 @@ export interface CallRecordRow {
   response_truncated: boolean;
 }
 
-export interface NewCallRecord {
-  eventId: string;
+/** What the calls of a stored batch share: their team, gateway, server, principal and client. */
+export interface NewCallContext {
   teamId: string;
-  occurredAt: string;
-  method: string;
-  exposedName: string;
   gateway: { id: string; slug: string; name: string };
   server: { id: string; slug: string; name: string } | null;
   principal: Record<string, unknown>;
   principalUserId: string | null;
   clientName: string;
+}
+
+/** A call to store; `context` is its index in the batch's contexts. */
+export interface NewCall {
+  eventId: string;
+  context: number;
+  occurredAt: string;
+  method: string;
+  exposedName: string;
   outcome: string;
   errorClass: string;
   providerSlug: string;
@@ -53,72 +59,85 @@ export interface NewCallRecord {
   payloads: { request: string; response: string; requestTruncated: boolean; responseTruncated: boolean } | null;
 }
 
-/** Rows per statement: a batch of the consumer (500) in one. */
-const ROWS_PER_STATEMENT = 500;
+/** Calls per statement: a batch of the consumer (up to 50 events of 200 calls) in a few. */
+const CALLS_PER_STATEMENT = 2_000;
 
-/** One record as a row of the statement's JSON parameter (jsonb_to_recordset's column names). */
-function rowOf(record: NewCallRecord): Record<string, unknown> {
+/** A context as a row of the statement's second JSON parameter (jsonb_to_recordset's column names). */
+function contextRow(context: NewCallContext): Record<string, unknown> {
   return {
-    event_id: record.eventId,
-    team_id: record.teamId,
-    occurred_at: record.occurredAt,
-    method: record.method,
-    exposed_name: record.exposedName,
-    gateway_id: record.gateway.id,
-    gateway_slug: record.gateway.slug,
-    gateway_name: record.gateway.name,
-    server_id: record.server?.id ?? null,
-    server_slug: record.server?.slug ?? '',
-    server_name: record.server?.name ?? '',
-    principal: record.principal,
-    principal_user_id: record.principalUserId,
-    client_name: record.clientName,
-    outcome: record.outcome,
-    error_class: record.errorClass,
-    provider_slug: record.providerSlug,
-    latency_ms: record.latencyMs,
-    request_bytes: record.requestBytes,
-    response_bytes: record.responseBytes,
-    request_id: record.requestId,
-    captured: record.payloads !== null,
-    request_payload: record.payloads?.request ?? null,
-    response_payload: record.payloads?.response ?? null,
-    request_truncated: record.payloads?.requestTruncated ?? false,
-    response_truncated: record.payloads?.responseTruncated ?? false,
+    team_id: context.teamId,
+    gateway_id: context.gateway.id,
+    gateway_slug: context.gateway.slug,
+    gateway_name: context.gateway.name,
+    server_id: context.server?.id ?? null,
+    server_slug: context.server?.slug ?? '',
+    server_name: context.server?.name ?? '',
+    principal: context.principal,
+    principal_user_id: context.principalUserId,
+    client_name: context.clientName,
   };
 }
 
-const RECORD_COLUMNS = `event_id, team_id, occurred_at, method, exposed_name, gateway_id, gateway_slug, gateway_name, server_id,
-  server_slug, server_name, principal, principal_user_id, client_name, outcome, error_class, provider_slug, latency_ms,
-  request_bytes, response_bytes, request_id, captured, request_payload, response_payload, request_truncated, response_truncated`;
+/** A call as a row of the statement's first JSON parameter; `context` counts from 1 (ORDINALITY). */
+function callRow(call: NewCall): Record<string, unknown> {
+  return {
+    event_id: call.eventId,
+    context: call.context + 1,
+    occurred_at: call.occurredAt,
+    method: call.method,
+    exposed_name: call.exposedName,
+    outcome: call.outcome,
+    error_class: call.errorClass,
+    provider_slug: call.providerSlug,
+    latency_ms: call.latencyMs,
+    request_bytes: call.requestBytes,
+    response_bytes: call.responseBytes,
+    request_id: call.requestId,
+    captured: call.payloads !== null,
+    request_payload: call.payloads?.request ?? null,
+    response_payload: call.payloads?.response ?? null,
+    request_truncated: call.payloads?.requestTruncated ?? false,
+    response_truncated: call.payloads?.responseTruncated ?? false,
+  };
+}
+
+const CALL_COLUMNS = `event_id, occurred_at, method, exposed_name, outcome, error_class, provider_slug, latency_ms, request_bytes,
+  response_bytes, request_id, captured, request_payload, response_payload, request_truncated, response_truncated`;
+const CONTEXT_COLUMNS = `team_id, gateway_id, gateway_slug, gateway_name, server_id, server_slug, server_name, principal,
+  principal_user_id, client_name`;
 
 /**
- * One prepared statement whatever the batch size: the records travel as one JSON parameter (a statement with a
- * placeholder per value had to be parsed and planned afresh for every batch, with up to 13,000 parameters).
- * WITH ORDINALITY keeps the batch's order in the ids.
+ * One prepared statement whatever the batch size: the calls and the contexts they share travel as two JSON
+ * parameters, joined back into rows here (a statement with a placeholder per value had to be parsed and planned
+ * afresh for every batch; sending every row whole repeated each context's names and ids per call). WITH ORDINALITY
+ * numbers the contexts and keeps the batch's order in the ids.
  */
 const INSERT_CALL_RECORDS = `
-  INSERT INTO catalog.call_records (${RECORD_COLUMNS})
-  SELECT ${RECORD_COLUMNS}
+  INSERT INTO catalog.call_records (${CALL_COLUMNS}, ${CONTEXT_COLUMNS})
+  SELECT ${CALL_COLUMNS.replace(/(\w+)/g, 'c.$1')}, ${CONTEXT_COLUMNS.replace(/(\w+)/g, 'x.$1')}
     FROM ROWS FROM (jsonb_to_recordset($1::jsonb) AS (
-           event_id uuid, team_id uuid, occurred_at timestamptz, method text, exposed_name text, gateway_id uuid,
-           gateway_slug text, gateway_name text, server_id uuid, server_slug text, server_name text, principal jsonb,
-           principal_user_id uuid, client_name text, outcome text, error_class text, provider_slug text, latency_ms int,
-           request_bytes bigint, response_bytes bigint, request_id text, captured boolean, request_payload text,
-           response_payload text, request_truncated boolean, response_truncated boolean))
-         WITH ORDINALITY AS r (${RECORD_COLUMNS}, position)
-   ORDER BY r.position
+           event_id uuid, context int, occurred_at timestamptz, method text, exposed_name text, outcome text,
+           error_class text, provider_slug text, latency_ms int, request_bytes bigint, response_bytes bigint,
+           request_id text, captured boolean, request_payload text, response_payload text, request_truncated boolean,
+           response_truncated boolean))
+         WITH ORDINALITY AS c (event_id, context, ${CALL_COLUMNS.replace('event_id, ', '')}, position)
+    JOIN ROWS FROM (jsonb_to_recordset($2::jsonb) AS (
+           team_id uuid, gateway_id uuid, gateway_slug text, gateway_name text, server_id uuid, server_slug text,
+           server_name text, principal jsonb, principal_user_id uuid, client_name text))
+         WITH ORDINALITY AS x (${CONTEXT_COLUMNS}, number) ON x.number = c.context
+   ORDER BY c.position
   ON CONFLICT (event_id) DO NOTHING`;
 
 /**
- * Stores records in as few statements as possible; a record whose event was stored before is skipped (event ids
- * are unique). Returns how many were new.
+ * Stores calls in as few statements as possible; a call whose event was stored before is skipped (event ids are
+ * unique). Returns how many were new.
  */
-export async function insertCallRecords(db: Queryable, records: readonly NewCallRecord[]): Promise<number> {
+export async function insertCallRecords(db: Queryable, records: { contexts: readonly NewCallContext[]; calls: readonly NewCall[] }): Promise<number> {
+  const contexts = JSON.stringify(records.contexts.map(contextRow));
   let stored = 0;
-  for (let start = 0; start < records.length; start += ROWS_PER_STATEMENT) {
-    const chunk = records.slice(start, start + ROWS_PER_STATEMENT);
-    const { rowCount } = await db.query(INSERT_CALL_RECORDS, [JSON.stringify(chunk.map(rowOf))], { prepared: 'catalog_insert_call_records' });
+  for (let start = 0; start < records.calls.length; start += CALLS_PER_STATEMENT) {
+    const chunk = records.calls.slice(start, start + CALLS_PER_STATEMENT);
+    const { rowCount } = await db.query(INSERT_CALL_RECORDS, [JSON.stringify(chunk.map(callRow)), contexts], { prepared: 'catalog_insert_grouped_call_records' });
     stored += rowCount;
   }
   return stored;

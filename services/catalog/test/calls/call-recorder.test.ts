@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createCallRecorder, type McpCallBatchItem } from '@platform/gateway';
+import { createCallRecorder, type McpCallBatchData } from '@platform/gateway';
 import { callRecordsDropped, parseDomainEvent, type EventBus, type ReceivedMessage } from '@platform/runtime';
 import { eventually, memoryLogger } from '@platform/test';
 import { callEvent, collectCalls, isolatedBus, switchableBus } from './fixtures';
@@ -12,7 +12,9 @@ async function dropped(reason: string): Promise<number> {
   return (await callRecordsDropped.get()).values.find((value) => value.labels.reason === reason)?.value ?? 0;
 }
 
-const itemsOf = (message: ReceivedMessage) => (parseDomainEvent(message.value)!.data as { calls: McpCallBatchItem[] }).calls;
+const groupsOf = (message: ReceivedMessage) => (parseDomainEvent(message.value)!.data as McpCallBatchData).groups;
+/** Each call of a batch with what its group shares: the record as the data plane handed it over, plus its id. */
+const itemsOf = (message: ReceivedMessage) => groupsOf(message).flatMap(({ context, calls }) => calls.map((call) => ({ ...context, ...call })));
 
 /** The edge's call recorder (gateway/src/mcp/call-recorder.ts) on the real bus: batching, bounds, failures, payload caps. */
 describe('call recorder', () => {
@@ -33,7 +35,7 @@ describe('call recorder', () => {
   const callsOf = (teamId: string) => received.messages.flatMap(itemsOf).filter((call) => call.teamId === teamId);
   const batchesOf = (teamId: string) => received.messages.filter((message) => itemsOf(message).some((call) => call.teamId === teamId));
 
-  it('publishes a full batch at once as one mcp.calls event, each call with its own id, and the rest on flush', async () => {
+  it('publishes a full batch at once as one mcp.call-batch event, each call with its own id, and the rest on flush', async () => {
     const teamId = randomUUID();
     const recorder = createCallRecorder({ bus, logger: log.logger, batchSize: 3, lingerMs: NEVER });
     const calls = [1, 2, 3, 4].map((n) => callEvent(teamId, { exposedName: `tool-${n}` }));
@@ -47,15 +49,44 @@ describe('call recorder', () => {
     expect(itemsOf(firstBatch[0]!).map((call) => call.exposedName)).toEqual(['tool-1', 'tool-2', 'tool-3']);
     expect(itemsOf(batches.find((found) => found !== firstBatch[0])!).map((call) => call.exposedName)).toEqual(['tool-4']);
     const event = parseDomainEvent(batches[0]!.value)!;
-    expect(event).toMatchObject({ type: 'mcp.calls', source: 'gateway' });
+    expect(event).toMatchObject({ type: 'mcp.call-batch', source: 'gateway' });
     expect(event.id).toMatch(/^[0-9a-f-]{36}$/);
     expect(batches[0]!.headers['event-id']).toBe(event.id);
-    expect(batches[0]!.headers['event-type']).toBe('mcp.calls');
+    expect(batches[0]!.headers['event-type']).toBe('mcp.call-batch');
     const { id, ...first } = itemsOf(batches[0]!)[0]!;
     expect(first).toEqual(calls[0]);
     const ids = callsOf(teamId).map((call) => call.id);
     expect(ids.every((callId) => /^[0-9a-f-]{36}$/.test(callId) && callId !== event.id)).toBe(true);
     expect(new Set([...ids, id]).size).toBe(4);
+  });
+
+  it('sends what calls share once per batch: one group per team, gateway, server, principal and client', async () => {
+    const teamId = randomUUID();
+    const recorder = createCallRecorder({ bus, logger: log.logger, batchSize: 5, lingerMs: NEVER });
+    const { gateway, server, principal } = callEvent(teamId);
+    const shared = { gateway, server, principal };
+    const other = { kind: 'user' as const, userId: randomUUID(), displayName: 'Someone Else' };
+    const calls = [
+      callEvent(teamId, { ...shared, exposedName: 'a1' }),
+      callEvent(teamId, { ...shared, exposedName: 'b1', principal: other }),
+      // Equal, not the same objects: grouping goes by content.
+      callEvent(teamId, { ...structuredClone(shared), exposedName: 'a2' }),
+      callEvent(teamId, { ...shared, exposedName: 'c1', clientName: 'another-client' }),
+      callEvent(teamId, { ...shared, exposedName: 'a3' }),
+    ];
+    for (const call of calls) recorder.record(call);
+
+    const [batch] = await eventually(() => batchesOf(teamId), (found) => found.length === 1);
+    const groups = groupsOf(batch!);
+    expect(groups.map((group) => group.calls.map((call) => call.exposedName))).toEqual([['a1', 'a2', 'a3'], ['b1'], ['c1']]);
+    expect(groups[1]!.context.principal).toEqual(other);
+    expect(groups[2]!.context.clientName).toBe('another-client');
+    // A call carries only what is its own.
+    expect(Object.keys(groups[0]!.calls[0]!).sort()).toEqual(
+      ['errorClass', 'exposedName', 'id', 'latencyMs', 'method', 'occurredAt', 'outcome', 'requestBytes', 'requestId', 'responseBytes'],
+    );
+    // Read back whole, every record is what the data plane handed over.
+    expect(itemsOf(batch!).map(({ id: _id, ...call }) => call)).toEqual([calls[0], calls[2], calls[4], calls[1], calls[3]]);
   });
 
   it('publishes a lone record after the linger time without a flush', async () => {

@@ -179,7 +179,44 @@ describe('call records', () => {
     expect(requestIds).toContain(marker.requestId);
   });
 
-  it('stores the calls of an mcp.calls batch, each id once even when it comes again in another batch, skipping only a malformed item', async () => {
+  it('stores the calls of an mcp.call-batch with what their group shares, each id once, skipping a malformed call or group', async () => {
+    const [first, second, broken] = [ownerCall(), ownerCall({ exposedName: 'second' }), ownerCall({ outcome: 'exploded' as McpCallEvent['outcome'] })];
+    const split = (call: McpCallEvent, id = randomUUID()) => {
+      const { teamId, gateway, server, principal, clientName, ...own } = call;
+      return { context: { teamId, gateway, server, principal, clientName }, call: { id, ...own } };
+    };
+    const repeated = split(second);
+    const brokenContext = split(ownerCall({ exposedName: 'bad-context' }));
+    const batch = (groups: unknown[]) => ({
+      topic: TOPICS.calls,
+      key: team.id,
+      value: JSON.stringify({ id: randomUUID(), type: 'mcp.call-batch', source: 'gateway', occurredAt: new Date().toISOString(), data: { groups } }),
+      headers: {},
+    });
+    const marker = split(ownerCall());
+    await bus.publish([
+      batch([
+        { context: split(first).context, calls: [split(first).call, repeated.call, split(broken).call] },
+        { context: { ...brokenContext.context, teamId: 'not-a-uuid' }, calls: [brokenContext.call] },
+      ]),
+      batch([{ context: repeated.context, calls: [repeated.call] }]),
+      batch([{ context: marker.context, calls: [marker.call] }]),
+    ]);
+    const listed = await eventually(
+      async () => (await owner.client.get(calls(team.slug, '?limit=200'))).body.data as CallJson[],
+      (found) => found.some((call) => call.requestId === marker.call.requestId),
+    );
+    const requestIds = listed.map((call) => call.requestId);
+    expect(requestIds).toContain(first.requestId);
+    expect(requestIds.filter((id) => id === second.requestId)).toHaveLength(1);
+    expect(requestIds).not.toContain(broken.requestId);
+    expect(requestIds).not.toContain(brokenContext.call.requestId);
+    // Each stored record has its group's gateway, server and principal.
+    const stored = listed.find((call) => call.requestId === second.requestId)!;
+    expect(stored).toMatchObject({ exposedName: 'second', gateway: { id: second.gateway.id, slug: second.gateway.slug }, server: { id: second.server!.id } });
+  });
+
+  it('stores the calls of an mcp.calls batch (full records), each id once even when it comes again in another batch, skipping only a malformed item', async () => {
     const [first, second, broken] = [ownerCall(), ownerCall(), ownerCall({ outcome: 'exploded' as McpCallEvent['outcome'] })];
     const item = (call: McpCallEvent, id = randomUUID()) => ({ id, ...call });
     const repeated = item(second);

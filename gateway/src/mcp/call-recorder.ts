@@ -46,7 +46,7 @@ export interface CallRecorderOptions {
   /** Absent where the edge runs without a platform (route catalogue, unit setups): records are then dropped, counted. */
   bus?: EventBus | undefined;
   logger: Logger;
-  /** Records per published batch (default 200). */
+  /** Records per published batch (default 500). */
   batchSize?: number;
   /** How long a record may wait for others to share its batch (default 200 ms). */
   lingerMs?: number;
@@ -74,7 +74,8 @@ interface PendingCall {
   value?: string;
 }
 
-const RECORD_OVERHEAD_BYTES = 1024;
+// A call without payloads is about 300 bytes of JSON, its share of the group's context less.
+const RECORD_OVERHEAD_BYTES = 512;
 // Estimated bytes per batch; JSON escaping of payloads can double them, still under Kafka's default 1 MB.
 const MAX_BATCH_BYTES = 256 * 1024;
 
@@ -156,7 +157,7 @@ export function createCallRecorder(options: CallRecorderOptions): CallRecorder {
   const { logger } = options;
   if (!options.bus) return droppingRecorder(logger);
   const bus: EventBus = options.bus;
-  const batchSize = options.batchSize ?? 200;
+  const batchSize = options.batchSize ?? 500;
   const lingerMs = options.lingerMs ?? 200;
   const retry = options.retry ?? { initialMs: 100, maxMs: 10_000 };
   const flushTimeoutMs = options.flushTimeoutMs ?? 5_000;

@@ -53,7 +53,7 @@ export function serviceModule(
             consumer: consumer.name,
             topics: consumer.topics,
             handler: consumer.handle,
-            ...(consumer.batch ? { batch: { maxBatch: consumer.batch.maxBatch, handler: consumer.batch.handle } } : {}),
+            ...(consumer.batch ? { batch: { maxBatch: consumer.batch.maxBatch, gatherMs: consumer.batch.gatherMs, handler: consumer.batch.handle } } : {}),
             logger,
           }),
         );

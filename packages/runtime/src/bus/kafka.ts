@@ -42,6 +42,9 @@ class SubscriptionClosing extends Error {
  * commits a message's offset only once the handler has resolved and retries a rejected message in place,
  * after a back-off, until it succeeds or the subscription closes.
  */
+/** What a consumer that gathers (`batch.gatherMs`) asks the broker to wait for before answering a fetch. */
+const GATHER_MIN_BYTES = 1024 * 1024;
+
 export function createKafkaBus(options: KafkaBusOptions): EventBus {
   const logger = options.logger;
   const retry = options.retryBackoff ?? { initialMs: 100, maxMs: 5_000 };
@@ -111,7 +114,8 @@ export function createKafkaBus(options: KafkaBusOptions): EventBus {
       sessionTimeout: 10_000,
       rebalanceTimeout: 10_000,
       heartbeatInterval: 1_000,
-      maxWaitTimeInMs: 500,
+      maxWaitTimeInMs: subscription.batch?.gatherMs ?? 500,
+      ...(subscription.batch?.gatherMs ? { minBytes: GATHER_MIN_BYTES } : {}),
     });
     let stopping = false;
     const joined = new Promise<void>((resolve, reject) => {

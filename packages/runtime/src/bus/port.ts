@@ -30,7 +30,15 @@ export interface SubscribeOptions {
    * for consumers that store many small events (one transaction per batch instead of per message). A rejection
    * delivers the whole batch again.
    */
-  batch?: { maxBatch: number; handler(messages: ReceivedMessage[]): Promise<void> };
+  batch?: {
+    maxBatch: number;
+    /**
+     * Throughput over latency: the bus may hold messages back up to this long to hand over more at once (Kafka:
+     * the broker answers a fetch once about 1 MiB is waiting or this time has passed). Unset: as soon as any arrive.
+     */
+    gatherMs?: number;
+    handler(messages: ReceivedMessage[]): Promise<void>;
+  };
 }
 
 export interface Subscription {

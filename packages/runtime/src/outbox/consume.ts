@@ -23,7 +23,7 @@ export interface ConsumeEventsOptions {
    * For consumers of many small events (call records): up to `maxBatch` events per transaction. The handler gets
    * only the events not processed before, inside the transaction that records them all as processed.
    */
-  batch?: { maxBatch: number; handler(events: DomainEvent<unknown>[], tx: Transaction): Promise<void> };
+  batch?: { maxBatch: number; gatherMs?: number; handler(events: DomainEvent<unknown>[], tx: Transaction): Promise<void> };
 }
 
 /**
@@ -136,6 +136,6 @@ export function consumeEvents(options: ConsumeEventsOptions): Promise<Subscripti
     topics: options.topics,
     fromBeginning: options.fromBeginning ?? true,
     handler: handle,
-    ...(batch ? { batch: { maxBatch: batch.maxBatch, handler: (messages: ReceivedMessage[]) => handleBatch(messages, batch) } } : {}),
+    ...(batch ? { batch: { maxBatch: batch.maxBatch, gatherMs: batch.gatherMs, handler: (messages: ReceivedMessage[]) => handleBatch(messages, batch) } } : {}),
   });
 }

@@ -28,7 +28,7 @@ export interface EventConsumer {
   topics: string[];
   handle(event: DomainEvent<unknown>, tx: Transaction, message: ReceivedMessage): Promise<void>;
   /** Optional: many events per transaction (see `consumeEvents`' batch); `handle` then serves no delivery. */
-  batch?: { maxBatch: number; handle(events: DomainEvent<unknown>[], tx: Transaction): Promise<void> };
+  batch?: { maxBatch: number; gatherMs?: number; handle(events: DomainEvent<unknown>[], tx: Transaction): Promise<void> };
 }
 
 /** Long-running work of a service besides its API (schedulers, health checkers). */

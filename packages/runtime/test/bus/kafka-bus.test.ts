@@ -1,15 +1,59 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describeWith, uniquePrefix } from '@platform/test';
 import { createKafkaBus } from '../../src/bus';
+import type { EventBus, Subscription } from '../../src/bus';
 import { busContract, silentLogger } from './bus-contract';
+import { waitFor } from './wait-for';
 
 describeWith('kafka', 'Kafka bus', (brokers) => {
-  busContract(async () =>
+  const openBus = () =>
     createKafkaBus({
       brokers: brokers().split(','),
       clientId: 'bus-contract',
       topicPrefix: uniquePrefix('bus'),
       logger: silentLogger,
       retryBackoff: { initialMs: 100, maxMs: 500 },
-    }),
-  );
+    });
+
+  busContract(async () => openBus());
+
+  describe('a batch consumer that gathers (gatherMs)', () => {
+    let bus: EventBus;
+    const subscriptions: Subscription[] = [];
+    beforeEach(() => {
+      bus = openBus();
+    });
+    afterEach(async () => {
+      await Promise.all(subscriptions.splice(0).map((s) => s.close()));
+      await bus.close();
+    });
+
+    /** Publishes three messages 100 ms apart to a batch consumer and returns the batches it was handed. */
+    async function batchesOf(gatherMs: number | undefined): Promise<string[][]> {
+      const batches: string[][] = [];
+      const topic = `gather-${gatherMs ?? 'none'}.v1`;
+      subscriptions.push(
+        await bus.subscribe({
+          groupId: `gatherers-${gatherMs ?? 'none'}`,
+          topics: [topic],
+          handler: () => Promise.reject(new Error('the batch handler is used')),
+          batch: { maxBatch: 100, ...(gatherMs ? { gatherMs } : {}), handler: async (messages) => void batches.push(messages.map((m) => m.value)) },
+        }),
+      );
+      for (const value of ['1', '2', '3']) {
+        await bus.publish([{ topic, key: 'same', value, headers: {} }]);
+        await sleep(100);
+      }
+      await waitFor(() => expect(batches.flat()).toEqual(['1', '2', '3']), 10_000);
+      return batches;
+    }
+
+    it('is handed messages published apart together, where a consumer that does not gather gets each as it comes', async () => {
+      // Without gathering the broker answers a fetch as soon as a message is there: one message per batch.
+      expect(await batchesOf(undefined)).toEqual([['1'], ['2'], ['3']]);
+      // Gathering, the broker holds the fetch for up to 2 s: all three together, or two and one if a fetch ended
+      // between them; never one at a time.
+      expect((await batchesOf(2_000)).length).toBeLessThanOrEqual(2);
+    }, 60_000);
+  });
 });

@@ -2,7 +2,7 @@ import { TOPICS, type EventConsumer, type Logger } from '@platform/runtime';
 import { storeCallEvents } from '../domain/call-event';
 
 /**
- * Stores the edge's call records (topic `mcp-calls.v1`, batches of up to 200 calls per event) in
+ * Stores the edge's call records (topic `mcp-calls.v1`, batches of up to 500 calls per event) in
  * `catalog.call_records`, up to 50 events per transaction: the runtime hands over only events not processed before,
  * in the transaction that marks them processed; each record's unique event id is a second guard against storing one
  * twice. (One transaction per record could not keep up with a busy gateway: docs/performance.md.)
@@ -12,6 +12,7 @@ export function callRecordsConsumer(deps: { logger: Logger }): EventConsumer {
     name: 'catalog.call-records',
     topics: [TOPICS.calls],
     handle: (event, tx) => storeCallEvents(tx, [event], deps.logger),
-    batch: { maxBatch: 50, handle: (events, tx) => storeCallEvents(tx, events, deps.logger) },
+    // Records may wait half a second for others: one fetch, transaction and commit then serve a few batches.
+    batch: { maxBatch: 50, gatherMs: 500, handle: (events, tx) => storeCallEvents(tx, events, deps.logger) },
   };
 }

@@ -59,7 +59,7 @@ export interface NewCall {
   payloads: { request: string; response: string; requestTruncated: boolean; responseTruncated: boolean } | null;
 }
 
-/** Calls per statement: a batch of the consumer (up to 50 events of 500 calls) in a few. */
+/** Calls per statement: a transaction of the consumer (two events of up to 500 calls) in one. */
 const CALLS_PER_STATEMENT = 2_000;
 
 /** A context as a row of the statement's second JSON parameter (jsonb_to_recordset's column names). */

@@ -91,9 +91,11 @@ function capPayloads(payloads: NonNullable<McpCallEvent['payloads']>): NonNullab
 }
 
 function pendingCall(call: McpCallEvent): PendingCall {
-  const payloads = call.payloads && capPayloads(call.payloads);
-  const payloadChars = payloads ? payloads.request.length + payloads.response.length : 0;
-  return { id: randomUUID(), call, payloads, size: RECORD_OVERHEAD_BYTES + payloadChars };
+  if (!call.payloads) return { id: randomUUID(), call, payloads: undefined, size: RECORD_OVERHEAD_BYTES };
+  // Keep only the cut payloads: the uncut ones may be large and the buffer holds records for a while.
+  const { payloads: uncut, ...rest } = call;
+  const payloads = capPayloads(uncut);
+  return { id: randomUUID(), call: rest, payloads, size: RECORD_OVERHEAD_BYTES + payloads.request.length + payloads.response.length };
 }
 
 /** The JSON of what a call's group shares (also the key it is grouped by). */

@@ -1,4 +1,4 @@
-import type { Logger, PlatformConfig, ReadinessCheck } from '@platform/runtime';
+import type { GrpcServer, Logger, PlatformConfig, ReadinessCheck } from '@platform/runtime';
 
 /** What every module of this process shares. */
 export interface PlatformContext {
@@ -10,6 +10,8 @@ export interface PlatformContext {
   readiness: ReadinessCheck[];
   /** Address of this process's own gRPC server once it listens (services hosted here are reached on it). */
   localGrpcAddress?: string;
+  /** This process's gRPC server once it listens: clients of the services hosted here use its local channel. */
+  localGrpcServer?: GrpcServer;
   /** How long draining may take before connections are cut. */
   shutdownGraceMs: number;
 }

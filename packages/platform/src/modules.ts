@@ -93,6 +93,7 @@ export const MODULES: Record<string, ModuleDefinition<PlatformContext>> = {
       }
       const port = await server.start();
       ctx.localGrpcAddress = `127.0.0.1:${port}`;
+      ctx.localGrpcServer = server;
       ctx.logger.info({ host: ctx.config.grpc.host, port }, 'gRPC server listening');
       return { value: server, stop: () => server.stop(ctx.shutdownGraceMs) };
     },

@@ -16,6 +16,7 @@ import { grpcClientDuration } from '../telemetry/metrics';
 import { injectTraceHeaders, SpanKind, withSpan } from '../telemetry/tracing';
 import { ERROR_CODE_KEY, statusName, statusToAppError } from './errors';
 import { splitMethodPath } from './method-path';
+import type { UnaryChannel } from './local-channel';
 import type { AsyncClient, ClientMethodName, GrpcCallOptions } from './types';
 
 /** A ts-proto generated client class (`IdentityServiceClient`). */
@@ -53,14 +54,17 @@ const RETRY_MAX_DELAY_MS = 1_000;
 /**
  * A promise-based client for a generated service. Every call has a deadline, carries `traceparent` and the
  * current `x-request-id`, gets a CLIENT span and a duration metric, and fails with the AppError the server
- * threw (or one mapped from the transport status).
+ * threw (or one mapped from the transport status). `target` is a `host:port`, or the `localChannel()` of a
+ * GrpcServer in this process.
  */
 export function createGrpcClient<C extends Client>(
   ClientConstructor: GeneratedClientConstructor<C>,
-  address: string,
+  target: string | UnaryChannel,
   options: GrpcClientOptions<C>,
 ): AsyncClient<C> {
-  const client = new ClientConstructor(address, credentials.createInsecure(), { ...DEFAULT_CHANNEL_OPTIONS, ...options.channelOptions });
+  const client: UnaryChannel =
+    typeof target === 'string' ? new ClientConstructor(target, credentials.createInsecure(), { ...DEFAULT_CHANNEL_OPTIONS, ...options.channelOptions }) : target;
+  const address = typeof target === 'string' ? target : 'in-process';
   const idempotent = new Set<string>(options.idempotentMethods ?? []);
   const maxAttempts = Math.max(1, options.maxAttempts ?? 5);
   const methods: Record<string, unknown> = {};

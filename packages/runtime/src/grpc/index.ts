@@ -1,4 +1,5 @@
 export { GrpcServer, type GrpcServerOptions } from './server';
+export { LocalChannel, type UnaryChannel } from './local-channel';
 export { createGrpcClient, type GeneratedClientConstructor, type GrpcClientOptions } from './client';
 export { checkHealth, OVERALL_HEALTH } from './health';
 export { appErrorToStatus, statusToAppError, ERROR_CODE_KEY, ERROR_FIELDS_KEY, ERROR_HEADERS_KEY } from './errors';

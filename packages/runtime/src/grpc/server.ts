@@ -16,6 +16,7 @@ import { extractTraceContext, SpanKind, withSpan } from '../telemetry/tracing';
 import { SpanStatusCode } from '@opentelemetry/api';
 import { appErrorToStatus, statusName } from './errors';
 import { HealthRegistry, OVERALL_HEALTH } from './health';
+import { LocalChannel, type LocalCallInFlight, type LocalMethod } from './local-channel';
 import { serviceNameOf, splitMethodPath } from './method-path';
 import type { AsyncImplementationFor, AsyncUnaryHandler, GrpcCallContext } from './types';
 
@@ -37,12 +38,17 @@ const SERVER_FAULTS = new Set<number>([GrpcStatus.INTERNAL, GrpcStatus.UNKNOWN, 
  * A grpc-js server whose services are async unary handlers. Every call gets a SERVER span continuing the
  * caller's trace, the caller's `x-request-id` in the log context, a duration metric, and errors mapped to
  * gRPC status (AppError as is; anything else as a generic `internal`, logged here and never sent).
- * grpc.health.v1 is served alongside.
+ * grpc.health.v1 is served alongside. `localChannel()` reaches the same services from this process without a
+ * socket (local-channel.ts).
  */
 export class GrpcServer {
   private readonly server: Server;
   private readonly health = new HealthRegistry();
   private readonly logger: Logger;
+  /** The wrapped handlers by method path, for calls through `localChannel()`. */
+  private readonly localMethods = new Map<string, LocalMethod>();
+  private readonly localCalls = new Set<LocalCallInFlight>();
+  private stopping = false;
 
   constructor(private readonly options: GrpcServerOptions) {
     this.logger = options.logger;
@@ -60,6 +66,11 @@ export class GrpcServer {
       if (method.requestStream || method.responseStream) throw new Error(`${service}/${name} is a streaming method; GrpcServer serves unary methods only`);
       if (typeof handler !== 'function') throw new Error(`No handler for ${service}/${name} (expected implementation.${key})`);
       wrapped[key] = this.wrap(service, name, handler.bind(implementation));
+      this.localMethods.set(method.path, {
+        requestDeserialize: method.requestDeserialize,
+        responseSerialize: method.responseSerialize,
+        handler: wrapped[key] as LocalMethod['handler'],
+      });
     }
     this.server.addService(definition, wrapped);
     this.health.setServing(serviceNameOf(definition), true);
@@ -68,6 +79,21 @@ export class GrpcServer {
   /** Sets the grpc.health.v1 status of a service by its full name (`''` is the whole server). */
   setServing(serviceName: string, serving: boolean): void {
     this.health.setServing(serviceName, serving);
+  }
+
+  /**
+   * A channel to this server's services for clients in the same process: the same handlers, messages and
+   * statuses as over the wire, without HTTP/2 and a socket (docs/architecture.md, One process).
+   */
+  localChannel(): LocalChannel {
+    return new LocalChannel({
+      method: (path) => this.localMethods.get(path),
+      accepting: () => !this.stopping,
+      track: (call) => {
+        this.localCalls.add(call);
+        void call.done.then(() => this.localCalls.delete(call));
+      },
+    });
   }
 
   /** Binds and starts serving; resolves to the bound port. */
@@ -85,7 +111,8 @@ export class GrpcServer {
   /** Reports NOT_SERVING, lets in-flight calls finish, and cuts off whatever is still running after `graceMs`. */
   stop(graceMs: number): Promise<void> {
     this.health.setAllNotServing();
-    return new Promise((resolve) => {
+    this.stopping = true;
+    const wire = new Promise<void>((resolve) => {
       const force = setTimeout(() => {
         this.logger.warn({ graceMs }, 'gRPC calls still running after the grace period; forcing shutdown');
         this.server.forceShutdown();
@@ -97,6 +124,19 @@ export class GrpcServer {
         resolve();
       });
     });
+    // Local calls in flight get the same grace, then are cut off as the wire's are.
+    const local = new Promise<void>((resolve) => {
+      const force = setTimeout(() => {
+        for (const call of this.localCalls) call.cutOff();
+        resolve();
+      }, graceMs);
+      force.unref();
+      void Promise.all([...this.localCalls].map((call) => call.done)).then(() => {
+        clearTimeout(force);
+        resolve();
+      });
+    });
+    return Promise.all([wire, local]).then(() => undefined);
   }
 
   private wrap(service: string, method: string, handler: AsyncUnaryHandler<unknown, unknown>): handleUnaryCall<unknown, unknown> {

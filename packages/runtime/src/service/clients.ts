@@ -5,7 +5,7 @@ import { IdentityServiceClient } from '@platform/proto/gen/platform/identity/v1/
 import { KnowledgeServiceClient } from '@platform/proto/gen/platform/knowledge/v1/knowledge';
 import { NotificationsServiceClient } from '@platform/proto/gen/platform/notifications/v1/notifications';
 import type { ServiceName } from '../config';
-import { createGrpcClient, readMethodsOf, type AsyncClient } from '../grpc';
+import { createGrpcClient, readMethodsOf, type AsyncClient, type UnaryChannel } from '../grpc';
 import type { Logger } from '../logging';
 
 /** Each service's generated client and the proto name it reports health under. */
@@ -30,10 +30,12 @@ export type ServiceClients = { readonly [N in ServiceName]: ClientOf<N> } & {
 
 /**
  * Clients of every service, each created on first use so that a process only connects to what it calls and
- * a service hosted in this process can be resolved once its gRPC server listens.
+ * a service hosted in this process can be resolved once its gRPC server listens. `localChannel` names the
+ * services this process hosts and reaches without a socket; the others are called at `resolveAddress`.
  */
 export function createServiceClients(options: {
   resolveAddress(name: ServiceName): string;
+  localChannel?(name: ServiceName): UnaryChannel | undefined;
   deadlineMs: number;
   logger: Logger;
 }): ServiceClients {
@@ -42,7 +44,7 @@ export function createServiceClients(options: {
     let client = created.get(name);
     if (!client) {
       const spec = SERVICE_CLIENTS[name];
-      client = createGrpcClient(spec.constructor, options.resolveAddress(name), {
+      client = createGrpcClient(spec.constructor, options.localChannel?.(name) ?? options.resolveAddress(name), {
         deadlineMs: options.deadlineMs,
         // Reads are retried when a service is briefly unavailable; changes never are.
         idempotentMethods: readMethodsOf(spec.constructor.service) as never[],

@@ -6,7 +6,8 @@ import type { GrpcCallContext } from '../../src/grpc/types';
 import { withLogContext, currentLogContext } from '../../src/logging/logger';
 import { gate, memoryLogger, startProbeServer, STATUS } from './fixtures';
 
-describe('GrpcServer and createGrpcClient', () => {
+// Every behaviour holds the same over the wire and through the server's local channel (same process, no socket).
+describe.each(['wire', 'local channel'] as const)('GrpcServer and createGrpcClient (%s)', (channel) => {
   let server: GrpcServer;
   let client: ReturnType<typeof createGrpcClient<ProbeServiceClient>>;
   let behaviour: (context: GrpcCallContext) => Promise<typeof STATUS>;
@@ -22,7 +23,7 @@ describe('GrpcServer and createGrpcClient', () => {
       { logger: log.logger },
     );
     server = started.server;
-    client = createGrpcClient(ProbeServiceClient, started.address, { deadlineMs: 2_000 });
+    client = createGrpcClient(ProbeServiceClient, channel === 'wire' ? started.address : server.localChannel(), { deadlineMs: 2_000 });
   });
 
   afterAll(async () => {

@@ -24,7 +24,7 @@ describe('GrpcServer health and shutdown', () => {
     expect(await checkHealth(address, '', 300)).toBe(false);
   });
 
-  it('lets an in-flight call finish on stop, then refuses new calls', async () => {
+  it.each(['wire', 'local channel'] as const)('lets an in-flight call finish on stop, then refuses new calls (%s)', async (channel) => {
     const handlerStarted = gate();
     const release = gate();
     const { server, address } = await startProbeServer(async () => {
@@ -32,7 +32,7 @@ describe('GrpcServer health and shutdown', () => {
       await release.promise;
       return STATUS;
     });
-    const client = createGrpcClient(ProbeServiceClient, address, { deadlineMs: 5_000 });
+    const client = createGrpcClient(ProbeServiceClient, channel === 'wire' ? address : server.localChannel(), { deadlineMs: 5_000 });
     try {
       const inFlight = client.getServiceStatus({});
       await handlerStarted.promise;
@@ -51,21 +51,21 @@ describe('GrpcServer health and shutdown', () => {
     }
   });
 
-  it('cuts off a call still running when the grace period ends', async () => {
+  it.each(['wire', 'local channel'] as const)('cuts off a call still running when the grace period ends (%s)', async (channel) => {
     const handlerStarted = gate();
     const { server, address } = await startProbeServer((_request, context) => {
       handlerStarted.open();
       // Runs until the call is cut off.
       return new Promise((_, reject) => context.signal.addEventListener('abort', () => reject(new Error('cut off'))));
     });
-    const client = createGrpcClient(ProbeServiceClient, address, { deadlineMs: 10_000 });
+    const client = createGrpcClient(ProbeServiceClient, channel === 'wire' ? address : server.localChannel(), { deadlineMs: 10_000 });
     try {
       const inFlight = client.getServiceStatus({}).catch((e: unknown) => e);
       await handlerStarted.promise;
       await server.stop(200);
       const error = (await inFlight) as AppError;
       expect(error).toBeInstanceOf(AppError);
-      // grpc-js reports the cut-off stream as CANCELLED, which codeForGrpcStatus maps to `unavailable`.
+      // grpc-js reports the cut-off stream as CANCELLED (the local channel too), which codeForGrpcStatus maps to `unavailable`.
       expect(error.code).toBe('unavailable');
       expect(error.message).toBe('Service unavailable');
     } finally {

@@ -9,8 +9,9 @@ import { startProbeServer, STATUS } from './fixtures';
 describe('gRPC trace propagation', () => {
   const { exporter, uninstall } = installTestTracing();
   afterAll(uninstall);
+  beforeEach(() => exporter.reset());
 
-  it("continues the caller's trace in a SERVER span whose parent is the CLIENT span", async () => {
+  it.each(['wire', 'local channel'] as const)("continues the caller's trace in a SERVER span whose parent is the CLIENT span (%s)", async (channel) => {
     let handlerTraceId: string | undefined;
     let fail = false;
     const { server, address } = await startProbeServer(async () => {
@@ -18,7 +19,7 @@ describe('gRPC trace propagation', () => {
       if (fail) throw new AppError('not_found', 'No such team');
       return STATUS;
     });
-    const client = createGrpcClient(ProbeServiceClient, address, { deadlineMs: 2_000 });
+    const client = createGrpcClient(ProbeServiceClient, channel === 'wire' ? address : server.localChannel(), { deadlineMs: 2_000 });
     try {
       const rootTraceId = await withSpan('test-root', {}, async (span) => {
         await client.getServiceStatus({});

@@ -56,15 +56,7 @@ export class LocalChannel implements UnaryChannel {
 
   constructor(private readonly server: LocalServer) {}
 
-  makeUnaryRequest<Req, Res>(
-    path: string,
-    serialize: (value: Req) => Buffer,
-    deserialize: (bytes: Buffer) => Res,
-    request: Req,
-    metadata: Metadata,
-    options: { deadline: Deadline },
-    callback: (error: ServiceError | null, response?: Res) => void,
-  ): void {
+  readonly makeUnaryRequest: UnaryChannel['makeUnaryRequest'] = (path, serialize, deserialize, request, metadata, options, callback) => {
     const method = this.server.method(path);
     if (this.closed) return fail(callback, GrpcStatus.CANCELLED, 'Channel has been shut down');
     if (!method) return fail(callback, GrpcStatus.UNIMPLEMENTED, `The server does not implement the method ${path}`);
@@ -83,7 +75,7 @@ export class LocalChannel implements UnaryChannel {
     const call = new LocalUnaryCall(received, metadata.clone(), deadline);
     let timer: NodeJS.Timeout | undefined;
     let answered = false;
-    const answer = (error: ServiceError | null, response?: Res) => {
+    const answer: typeof callback = (error, response) => {
       if (answered) return;
       answered = true;
       if (timer) clearTimeout(timer);
@@ -115,7 +107,7 @@ export class LocalChannel implements UnaryChannel {
         return answer(serviceError(GrpcStatus.INTERNAL, 'Response message serialization failure'));
       }
       if (bytes.length > MAX_MESSAGE_BYTES) return answer(serviceError(GrpcStatus.RESOURCE_EXHAUSTED, `Received message larger than max (${bytes.length} vs. ${MAX_MESSAGE_BYTES})`));
-      let response: Res;
+      let response: ReturnType<typeof deserialize>;
       try {
         response = deserialize(bytes);
       } catch {
@@ -123,7 +115,7 @@ export class LocalChannel implements UnaryChannel {
       }
       answer(null, response);
     });
-  }
+  };
 
   close(): void {
     this.closed = true;

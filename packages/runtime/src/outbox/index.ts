@@ -1,6 +1,6 @@
 export type { DomainEvent } from './envelope';
 export { parseDomainEvent } from './envelope';
-export { writeEvent, outboxRow, outboxInsertSql, EVENT_HEADERS, type NewEvent, type OutboxRow } from './write-event';
+export { writeEvent, EVENT_HEADERS, type NewEvent } from './write-event';
 export { OutboxRelay, type OutboxRelayOptions } from './relay';
 export { consumeEvents, type ConsumeEventsOptions } from './consume';
 export { nudgeRelay } from './nudge';

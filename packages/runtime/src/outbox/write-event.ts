@@ -25,12 +25,12 @@ const OUTBOX_COLUMNS = 'event_id, topic, key, payload, headers';
  * An event ready to be stored: its envelope and the values of `OUTBOX_COLUMNS` (payload and headers as JSON
  * text, to be cast to jsonb). The active trace context travels in the headers, so consumers continue this trace.
  */
-export interface OutboxRow<T> {
+interface OutboxRow<T> {
   envelope: DomainEvent<T>;
   values: [eventId: string, topic: string, key: string | null, payload: string, headers: string];
 }
 
-export function outboxRow<T>(event: NewEvent<T>): OutboxRow<T> {
+function outboxRow<T>(event: NewEvent<T>): OutboxRow<T> {
   const envelope: DomainEvent<T> = {
     id: randomUUID(),
     type: event.type,
@@ -40,18 +40,6 @@ export function outboxRow<T>(event: NewEvent<T>): OutboxRow<T> {
   };
   const headers = { ...injectTraceHeaders(), [EVENT_HEADERS.id]: envelope.id, [EVENT_HEADERS.type]: envelope.type };
   return { envelope, values: [envelope.id, event.topic, event.key ?? null, JSON.stringify(envelope), JSON.stringify(headers)] };
-}
-
-/**
- * The SQL that stores `row` with its values at `$first`…`$first+4`, for a caller that writes it inside a larger
- * statement (a data-modifying CTE, atomic on its own): `from` names the CTE the row depends on, so the event is
- * stored exactly when that CTE yields a row. The caller nudges the relay (`nudgeRelay`) once the statement is done.
- */
-export function outboxInsertSql(schema: string, first: number, from: string): string {
-  const safeSchema = assertSchemaName(schema);
-  const [id, topic, key, payload, headers] = [0, 1, 2, 3, 4].map((offset) => `$${first + offset}`);
-  return `INSERT INTO ${safeSchema}.outbox (${OUTBOX_COLUMNS})
-     SELECT ${id}::uuid, ${topic}::text, ${key}::text, ${payload}::jsonb, ${headers}::jsonb FROM ${from}`;
 }
 
 /**

@@ -8,8 +8,9 @@ import type {
   RevokeApiKeyRequest,
 } from '@platform/proto/gen/platform/identity/v1/identity';
 import { ApiKeyKind } from '@platform/proto/gen/platform/identity/v1/identity';
-import { AppError, auditContext, writeAuditEvent, type FieldError, type Queryable } from '@platform/runtime';
-import { SCHEMA, type IdentityDeps } from '../deps';
+import { AppError, auditContext, type FieldError, type Queryable } from '@platform/runtime';
+import { recordAudit } from './audit';
+import type { IdentityDeps } from '../deps';
 import { findApiKey, insertApiKey, listApiKeys as selectApiKeys, markApiKeyRevoked, pageOf, pagePosition, toApiKey, type ApiKeyRow } from '../store/api-keys-store';
 import { teamRoleName, type RoleName } from '../store/mappers';
 import { findServiceAccount } from '../store/service-accounts-store';
@@ -117,7 +118,7 @@ export async function createApiKey(deps: IdentityDeps, request: CreateApiKeyRequ
       createdBy: actorId,
     });
     const created = (await findApiKey(tx, request.teamId, generated.id))!;
-    await writeAuditEvent(tx, SCHEMA, {
+    await recordAudit(tx, {
       ...auditContext(request.context),
       teamId: request.teamId,
       action: account ? 'service_account.key_create' : 'api_key.create',
@@ -164,7 +165,7 @@ export async function revokeApiKey(deps: IdentityDeps, request: RevokeApiKeyRequ
     if (!(await markApiKeyRevoked(tx, request.teamId, request.apiKeyId))) return (await findApiKey(tx, request.teamId, request.apiKeyId)) ?? before;
     const after = (await findApiKey(tx, request.teamId, request.apiKeyId))!;
     const account = after.service_account_id ? await findServiceAccount(tx, request.teamId, after.service_account_id) : null;
-    await writeAuditEvent(tx, SCHEMA, {
+    await recordAudit(tx, {
       ...auditContext(request.context),
       teamId: request.teamId,
       action: 'api_key.revoke',

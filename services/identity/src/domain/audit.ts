@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { ActorKind } from '@platform/proto/gen/platform/common/v1/common';
 import type {
@@ -8,7 +9,7 @@ import type {
 } from '@platform/proto/gen/platform/identity/v1/identity';
 import { AppError, scrubSecrets, type AuditEventData, type DomainEvent, type Logger, type Transaction } from '@platform/runtime';
 import type { IdentityDeps } from '../deps';
-import { findAuditEntry, insertAuditEntries, listAuditEntries, markTargetGone, type AuditEntryRow } from '../store/audit-store';
+import { findAuditEntry, insertAuditEntries, listAuditEntries, markTargetGone, type AuditEntryRow, type NewAuditEntry } from '../store/audit-store';
 import { iso } from '../store/mappers';
 
 const DEFAULT_PAGE_SIZE = 50;
@@ -45,29 +46,53 @@ export function removesTarget(action: string): boolean {
 }
 
 /**
- * Stores audit events, in order (run once per event id by the consumer, in its transaction): one insert for the
- * batch, then, for each removal, earlier entries about its target are marked gone. Secrets are scrubbed again
- * here: the writer should never have sent them, and the store is where they would stay.
+ * Stores other services' audit events (`audit.v1`), in order, run once per event id by the consumer in its
+ * transaction. An event in an unexpected shape is logged and skipped.
  */
 export async function storeAuditEvents(tx: Transaction, events: readonly DomainEvent<unknown>[], logger: Logger): Promise<void> {
-  const entries: Array<{ eventId: string; occurredAt: string; data: AuditEventData }> = [];
+  const entries: NewAuditEntry[] = [];
   for (const event of events) {
     const parsed = auditEventData.safeParse(event.data);
     if (!parsed.success) {
       logger.warn({ eventId: event.id, type: event.type, source: event.source }, 'audit event in an unexpected shape skipped');
       continue;
     }
-    const data = parsed.data as AuditEventData;
-    const scrubbed: AuditEventData = {
-      ...data,
-      target: scrubSecrets(data.target) as AuditEventData['target'],
-      ...(data.parent ? { parent: scrubSecrets(data.parent) as AuditEventData['target'] } : {}),
-      before: scrubSecrets(data.before),
-      after: scrubSecrets(data.after),
-      metadata: scrubSecrets(data.metadata ?? {}) as Record<string, unknown>,
-    };
-    entries.push({ eventId: event.id, occurredAt: event.occurredAt, data: scrubbed });
+    entries.push({ eventId: event.id, occurredAt: event.occurredAt, data: scrubbed(parsed.data as AuditEventData) });
   }
+  await storeAuditEntries(tx, entries);
+}
+
+/**
+ * Records one of this service's own audit entries in the caller's transaction, with the change it describes. The
+ * audit log is this service's data, so its own entries are written here directly; other services' arrive as
+ * `audit.v1` events through their outboxes (docs/architecture.md, Audit entries).
+ */
+export async function recordAudit(tx: Transaction, data: AuditEventData): Promise<void> {
+  await storeAuditEntries(tx, [newAuditEntry(data)]);
+}
+
+/** An entry of this service's own, scrubbed, for `recordAudit` or a statement that stores it itself. */
+export function newAuditEntry(data: AuditEventData): NewAuditEntry {
+  return { eventId: randomUUID(), occurredAt: new Date().toISOString(), data: scrubbed(data) };
+}
+
+/**
+ * Secrets are scrubbed again here, whoever wrote the entry: the writer should never have put them in, and the
+ * store is where they would stay.
+ */
+function scrubbed(data: AuditEventData): AuditEventData {
+  return {
+    ...data,
+    target: scrubSecrets(data.target) as AuditEventData['target'],
+    ...(data.parent ? { parent: scrubSecrets(data.parent) as AuditEventData['target'] } : {}),
+    before: scrubSecrets(data.before),
+    after: scrubSecrets(data.after),
+    metadata: scrubSecrets(data.metadata ?? {}) as Record<string, unknown>,
+  };
+}
+
+/** One insert for the entries, then, for each removal, earlier entries about its target are marked gone. */
+async function storeAuditEntries(tx: Transaction, entries: readonly NewAuditEntry[]): Promise<void> {
   const ids = await insertAuditEntries(tx, entries);
   for (const { eventId, data } of entries) {
     const id = ids.get(eventId);

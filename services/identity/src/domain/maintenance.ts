@@ -1,6 +1,7 @@
 import type { Maintenance, SetMaintenanceRequest } from '@platform/proto/gen/platform/identity/v1/identity';
-import { AppError, auditContext, MAINTENANCE_CHANNEL, writeAuditEvent } from '@platform/runtime';
-import { PLATFORM_TEAM_ID, SCHEMA, type IdentityDeps } from '../deps';
+import { AppError, auditContext, MAINTENANCE_CHANNEL } from '@platform/runtime';
+import { recordAudit } from './audit';
+import { PLATFORM_TEAM_ID, type IdentityDeps } from '../deps';
 import { readMaintenance, toMaintenance, updateMaintenance, type MaintenanceRow } from '../store/maintenance-store';
 
 /** The longest reason accepted; it is shown to every user in banners and errors. */
@@ -59,7 +60,7 @@ export async function setMaintenance(deps: IdentityDeps, request: SetMaintenance
     if (!(await updateMaintenance(tx, current.revision, { ...next, started, updatedBy }))) {
       throw new AppError('precondition_failed', 'The maintenance setting has changed; read it again and retry');
     }
-    await writeAuditEvent(tx, SCHEMA, {
+    await recordAudit(tx, {
       ...auditContext(request.context),
       teamId: PLATFORM_TEAM_ID,
       action: `platform.maintenance_${transition}`,

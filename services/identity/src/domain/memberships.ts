@@ -8,8 +8,9 @@ import type {
   UpdateMemberRequest,
 } from '@platform/proto/gen/platform/identity/v1/identity';
 import type { RequestContext } from '@platform/proto/gen/platform/common/v1/common';
-import { AppError, auditContext, encodeCursor, writeAuditEvent, type Transaction } from '@platform/runtime';
-import { SCHEMA, type IdentityDeps } from '../deps';
+import { AppError, auditContext, encodeCursor, type Transaction } from '@platform/runtime';
+import { recordAudit } from './audit';
+import type { IdentityDeps } from '../deps';
 import { teamRoleName, type PersonRow, type RoleName, type TeamRow } from '../store/mappers';
 import {
   addMembership,
@@ -153,7 +154,7 @@ async function audit(
   action: string,
   detail: { before?: unknown; after?: unknown; metadata?: Record<string, unknown> },
 ): Promise<void> {
-  await writeAuditEvent(tx, SCHEMA, {
+  await recordAudit(tx, {
     ...auditContext(context),
     teamId: team.id,
     action,

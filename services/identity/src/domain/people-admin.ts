@@ -7,7 +7,8 @@ import type {
   Person,
   UpdatePersonRequest,
 } from '@platform/proto/gen/platform/identity/v1/identity';
-import { AppError, auditContext, TOPICS, writeAuditEvent, writeEvent, type Transaction } from '@platform/runtime';
+import { AppError, auditContext, TOPICS, writeEvent, type Transaction } from '@platform/runtime';
+import { recordAudit } from './audit';
 import { PLATFORM_TEAM_ID, SCHEMA, type IdentityDeps } from '../deps';
 import { platformRoleName, toPerson, type PersonRow } from '../store/mappers';
 import { listPeopleRows, lockPerson, updatePersonRow, type PersonChanges } from '../store/people-admin-store';
@@ -141,7 +142,7 @@ async function auditChanges(
 ): Promise<void> {
   const base = { ...auditContext(context), teamId: PLATFORM_TEAM_ID, target: { type: 'person', id: before.id, label: after.email } };
   if (before.status !== after.status) {
-    await writeAuditEvent(tx, SCHEMA, {
+    await recordAudit(tx, {
       ...base,
       action: after.status === 'suspended' ? 'person.suspend' : 'person.reactivate',
       before: { status: before.status },
@@ -160,7 +161,7 @@ async function auditChanges(
     changedAfter.platformRole = after.platform_role;
   }
   if (Object.keys(changedAfter).length === 0 && !effects.passwordChanged) return;
-  await writeAuditEvent(tx, SCHEMA, {
+  await recordAudit(tx, {
     ...base,
     action: 'person.update',
     before: changedBefore,

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { AppError, auditContext, bumpAuthGeneration, writeAuditEvent, type Transaction } from '@platform/runtime';
+import { AppError, auditContext, bumpAuthGeneration, type Transaction } from '@platform/runtime';
+import { recordAudit } from './audit';
 import type { RequestContext } from '@platform/proto/gen/platform/common/v1/common';
-import { PLATFORM_TEAM_ID, SCHEMA, type IdentityDeps } from '../deps';
+import { PLATFORM_TEAM_ID, type IdentityDeps } from '../deps';
 import { toPerson, type PersonRow } from '../store/mappers';
 import { findPersonByEmail, insertPerson } from '../store/people-store';
 import { insertMembership, insertTeam } from '../store/teams-store';
@@ -49,7 +50,7 @@ export async function createPerson(tx: Transaction, input: NewPerson, context: R
   const teamId = randomUUID();
   await insertTeam(tx, { id: teamId, slug: personalTeamSlug(id), name: `${displayName}'s workspace`, kind: 'personal', personalOwnerId: id });
   await insertMembership(tx, teamId, id, 'owner');
-  await writeAuditEvent(tx, SCHEMA, {
+  await recordAudit(tx, {
     ...auditContext(context),
     teamId: PLATFORM_TEAM_ID,
     action: 'person.create',
@@ -77,7 +78,7 @@ export async function createOrResetAdmin(deps: IdentityDeps, email: string, pass
          revision = revision + 1, updated_at = now() WHERE id = $1`,
       [existing.id, await hashPassword(password)],
     );
-    await writeAuditEvent(tx, SCHEMA, {
+    await recordAudit(tx, {
       ...auditContext(undefined),
       teamId: PLATFORM_TEAM_ID,
       action: 'person.admin_reset',

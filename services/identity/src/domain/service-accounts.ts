@@ -9,8 +9,9 @@ import type {
   UpdateServiceAccountRequest,
 } from '@platform/proto/gen/platform/identity/v1/identity';
 import { TeamRole } from '@platform/proto/gen/platform/identity/v1/identity';
-import { AppError, auditContext, writeAuditEvent, type FieldError, type Queryable } from '@platform/runtime';
-import { SCHEMA, type IdentityDeps } from '../deps';
+import { AppError, auditContext, type FieldError, type Queryable } from '@platform/runtime';
+import { recordAudit } from './audit';
+import type { IdentityDeps } from '../deps';
 import { pageOf, pagePosition } from '../store/api-keys-store';
 import { findTeamById } from '../store/teams-store';
 import {
@@ -89,7 +90,7 @@ export async function createServiceAccount(deps: IdentityDeps, request: CreateSe
         createdBy: request.context?.actor?.userId || null,
       });
       const created = (await findServiceAccount(tx, request.teamId, id))!;
-      await writeAuditEvent(tx, SCHEMA, {
+      await recordAudit(tx, {
         ...auditContext(request.context),
         teamId: request.teamId,
         action: 'service_account.create',
@@ -154,7 +155,7 @@ export async function updateServiceAccount(deps: IdentityDeps, request: UpdateSe
         throw stale();
       }
       const after = (await findServiceAccount(tx, request.teamId, before.id))!;
-      await writeAuditEvent(tx, SCHEMA, {
+      await recordAudit(tx, {
         ...auditContext(request.context),
         teamId: request.teamId,
         action: 'service_account.update',
@@ -176,7 +177,7 @@ export async function deleteServiceAccount(deps: IdentityDeps, request: DeleteSe
   await deps.db.transaction(async (tx) => {
     const before = await findServiceAccount(tx, request.teamId, request.serviceAccountId);
     if (!before || !(await deleteServiceAccountRow(tx, request.teamId, before.id))) throw AppError.notFound('Service account');
-    await writeAuditEvent(tx, SCHEMA, {
+    await recordAudit(tx, {
       ...auditContext(request.context),
       teamId: request.teamId,
       action: 'service_account.delete',

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { ActorKind } from '@platform/proto/gen/platform/common/v1/common';
 import type { SignInRequest, SignInResponse } from '@platform/proto/gen/platform/identity/v1/identity';
-import { AppError, auditContext, writeAuditEvent } from '@platform/runtime';
-import { PLATFORM_TEAM_ID, SCHEMA, type IdentityDeps } from '../deps';
+import { AppError, auditContext } from '@platform/runtime';
+import { recordAudit } from './audit';
+import { PLATFORM_TEAM_ID, type IdentityDeps } from '../deps';
 import { iso, toPerson, type PersonRow } from '../store/mappers';
 import { findPersonByEmail } from '../store/people-store';
 import { insertSession, recordSignIn } from '../store/sessions-store';
@@ -44,7 +45,7 @@ export async function signIn(deps: IdentityDeps, request: SignInRequest): Promis
       ttlSeconds: deps.config.env.SESSION_TTL,
     });
     await recordSignIn(tx, person.id);
-    await writeAuditEvent(tx, SCHEMA, {
+    await recordAudit(tx, {
       ...auditContext({
         requestId: request.requestId,
         clientIp,

@@ -1,6 +1,7 @@
 import type { SetTeamPublishingOverrideRequest, Team } from '@platform/proto/gen/platform/identity/v1/identity';
-import { AppError, auditContext, isPublishPolicy, PUBLISH_POLICIES, writeAuditEvent } from '@platform/runtime';
-import { SCHEMA, type IdentityDeps } from '../deps';
+import { AppError, auditContext, isPublishPolicy, PUBLISH_POLICIES } from '@platform/runtime';
+import { recordAudit } from './audit';
+import type { IdentityDeps } from '../deps';
 import { toTeam } from '../store/mappers';
 import { lockTeam, setPublishingOverrideRow } from '../store/team-admin-store';
 import { findTeamByRef } from '../store/teams-store';
@@ -33,7 +34,7 @@ export async function setTeamPublishingOverride(deps: IdentityDeps, request: Set
     if (team.publishing_override === override) return toTeam(team);
 
     const updated = await setPublishingOverrideRow(tx, team.id, expected, override);
-    await writeAuditEvent(tx, SCHEMA, {
+    await recordAudit(tx, {
       ...auditContext(request.context),
       teamId: team.id,
       action: 'team.publishing_override_update',

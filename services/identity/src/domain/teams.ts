@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { CreateTeamRequest, GetTeamRequest, ListTeamsRequest, ListTeamsResponse, Team, TeamRole, UpdateTeamRequest } from '@platform/proto/gen/platform/identity/v1/identity';
 import { ActorKind } from '@platform/proto/gen/platform/common/v1/common';
-import { AppError, auditContext, encodeCursor, writeAuditEvent, type Transaction } from '@platform/runtime';
-import { SCHEMA, type IdentityDeps } from '../deps';
+import { AppError, auditContext, encodeCursor, type Transaction } from '@platform/runtime';
+import { recordAudit } from './audit';
+import type { IdentityDeps } from '../deps';
 import { teamRoleOf, toTeam, type RoleName, type TeamRow } from '../store/mappers';
 import { findPersonById } from '../store/people-store';
 import { isUniqueViolation, isUuid, listTeamRows, lockTeam, pageLimit, readCursor, slugTaken, updateTeamRow } from '../store/team-admin-store';
@@ -52,7 +53,7 @@ export async function createTeam(deps: IdentityDeps, request: CreateTeamRequest)
       const id = randomUUID();
       await insertTeam(tx, { id, slug, name, kind: 'team', personalOwnerId: null });
       await insertMembership(tx, id, owner.id, 'owner');
-      await writeAuditEvent(tx, SCHEMA, {
+      await recordAudit(tx, {
         ...auditContext(request.context),
         teamId: id,
         action: 'team.create',
@@ -141,8 +142,8 @@ export async function updateTeam(deps: IdentityDeps, request: UpdateTeamRequest)
 
 async function auditTeamChange(tx: Transaction, request: UpdateTeamRequest, before: TeamRow, after: TeamRow, renamed: boolean, archivedChanged: boolean) {
   const common = { ...auditContext(request.context), teamId: before.id, target: { type: 'team', id: before.id, label: after.slug } };
-  if (renamed) await writeAuditEvent(tx, SCHEMA, { ...common, action: 'team.update', before: { name: before.name }, after: { name: after.name } });
-  if (archivedChanged) await writeAuditEvent(tx, SCHEMA, { ...common, action: after.archived_at ? 'team.archive' : 'team.unarchive' });
+  if (renamed) await recordAudit(tx, { ...common, action: 'team.update', before: { name: before.name }, after: { name: after.name } });
+  if (archivedChanged) await recordAudit(tx, { ...common, action: after.archived_at ? 'team.archive' : 'team.unarchive' });
 }
 
 /**

@@ -28,16 +28,35 @@ export interface AuditEntryRow {
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const uuidOrNull = (value: string | null | undefined): string | null => (value && UUID.test(value) ? value : null);
 
+/** An audit entry to store: its event id (unique: storing it twice stores it once), when it happened, what it says. */
+export interface NewAuditEntry {
+  eventId: string;
+  occurredAt: string;
+  data: AuditEventData;
+}
+
+const ENTRY_COLUMNS = `event_id, occurred_at, team_id, action, actor_kind, actor_user_id, actor, target_type, target_id, target_label,
+  parent, before, after, metadata, request_id, via, client_ip`;
+const ENTRY_RECORD = `event_id uuid, occurred_at timestamptz, team_id uuid, action text, actor_kind text, actor_user_id uuid, actor jsonb,
+  target_type text, target_id text, target_label text, parent jsonb, before jsonb, after jsonb, metadata jsonb,
+  request_id text, via jsonb, client_ip text`;
+
 /**
- * Stores audit events in one statement, in the given order (entry ids ascend with it); returns the new entries' ids
- * by event id. Event ids are unique, so a replayed event inserts nothing and is absent from the result.
+ * The SQL that stores the entries of the JSON parameter `$parameter` (made by `auditEntriesParameter`) in their
+ * order (entry ids ascend with it), skipping event ids stored before. `from` names a CTE the entries depend on, for a
+ * caller that writes them inside a larger statement (atomic on its own): they are stored exactly when it yields a row.
  */
-export async function insertAuditEntries(
-  tx: Transaction,
-  entries: ReadonlyArray<{ eventId: string; occurredAt: string; data: AuditEventData }>,
-): Promise<Map<string, string>> {
-  if (entries.length === 0) return new Map();
-  // One jsonb parameter whatever the batch size, so the statement's text never changes and it is prepared once.
+export function auditEntriesInsertSql(parameter: number, from?: string): string {
+  return `INSERT INTO identity.audit_entries (${ENTRY_COLUMNS})
+     SELECT ${ENTRY_COLUMNS.replace(/(\w+)/g, 'r.$1')}
+       FROM ${from ? `${from}, ` : ''}ROWS FROM (jsonb_to_recordset($${parameter}::jsonb) AS (${ENTRY_RECORD}))
+            WITH ORDINALITY AS r (${ENTRY_COLUMNS}, position)
+      ORDER BY r.position
+     ON CONFLICT (event_id) DO NOTHING`;
+}
+
+/** The entries as one JSON parameter: one statement text whatever their number, so it is prepared once. */
+export function auditEntriesParameter(entries: readonly NewAuditEntry[]): string {
   const rows = entries.map(({ eventId, occurredAt, data }) => ({
     event_id: eventId,
     occurred_at: occurredAt,
@@ -58,24 +77,18 @@ export async function insertAuditEntries(
     via: data.via ?? null,
     client_ip: data.clientIp,
   }));
-  const result = await tx.query<{ id: string; event_id: string }>(
-    `INSERT INTO identity.audit_entries
-       (event_id, occurred_at, team_id, action, actor_kind, actor_user_id, actor, target_type, target_id, target_label,
-        parent, before, after, metadata, request_id, via, client_ip)
-     SELECT r.event_id, r.occurred_at, r.team_id, r.action, r.actor_kind, r.actor_user_id, r.actor, r.target_type, r.target_id,
-            r.target_label, r.parent, r.before, r.after, r.metadata, r.request_id, r.via, r.client_ip
-       FROM ROWS FROM (jsonb_to_recordset($1::jsonb) AS (
-              event_id uuid, occurred_at timestamptz, team_id uuid, action text, actor_kind text, actor_user_id uuid, actor jsonb,
-              target_type text, target_id text, target_label text, parent jsonb, before jsonb, after jsonb, metadata jsonb,
-              request_id text, via jsonb, client_ip text))
-            WITH ORDINALITY AS r (event_id, occurred_at, team_id, action, actor_kind, actor_user_id, actor, target_type, target_id,
-              target_label, parent, before, after, metadata, request_id, via, client_ip, position)
-      ORDER BY r.position
-     ON CONFLICT (event_id) DO NOTHING
-     RETURNING id, event_id`,
-    [JSON.stringify(rows)],
-    { prepared: 'identity_insert_audit_entries' },
-  );
+  return JSON.stringify(rows);
+}
+
+/**
+ * Stores audit entries in one statement, in the given order; returns the new entries' ids by event id. Event ids
+ * are unique, so a replayed event inserts nothing and is absent from the result.
+ */
+export async function insertAuditEntries(tx: Transaction, entries: readonly NewAuditEntry[]): Promise<Map<string, string>> {
+  if (entries.length === 0) return new Map();
+  const result = await tx.query<{ id: string; event_id: string }>(`${auditEntriesInsertSql(1)} RETURNING id, event_id`, [auditEntriesParameter(entries)], {
+    prepared: 'identity_insert_audit_entries',
+  });
   return new Map(result.rows.map((row) => [row.event_id, row.id]));
 }
 

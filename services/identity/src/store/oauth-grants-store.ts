@@ -1,4 +1,5 @@
-import { outboxInsertSql, type OutboxRow, type Queryable } from '@platform/runtime';
+import type { Queryable } from '@platform/runtime';
+import { auditEntriesInsertSql, auditEntriesParameter, type NewAuditEntry } from './audit-store';
 
 /** Authorization codes, connections and tokens (identity.oauth_codes / oauth_connections / oauth_tokens). */
 
@@ -193,15 +194,16 @@ export async function findRefreshToken(db: Queryable, digest: string): Promise<P
  * The whole rotation in ONE statement (atomic on its own, no transaction round trips): claims the token exactly
  * once, only while everything `expected` says still holds (same generation, live connection of this client and
  * resource, active person with the name and email the audit entry carries), retires the connection's older
- * unrotated refresh tokens, moves its newest generation on, inserts the new pair and stores the audit event in
- * the outbox. False when nothing was claimed (a concurrent use won, or something changed): nothing was written.
+ * unrotated refresh tokens, moves its newest generation on, inserts the new pair and stores its `oauth.token_issue`
+ * audit entry (not a removal, so no earlier entry is marked gone). False when nothing was claimed (a concurrent use
+ * won, or something changed): nothing was written.
  */
 export async function claimAndRotate(
   db: Queryable,
   digest: string,
   expected: RefreshContextRow & { generation: number },
   pair: NewTokenPair,
-  audit: OutboxRow<unknown>,
+  audit: NewAuditEntry,
 ): Promise<boolean> {
   const { rows } = await db.query<{ claimed: number }>(
     `WITH claimed AS (
@@ -225,13 +227,13 @@ export async function claimAndRotate(
        INSERT INTO identity.oauth_tokens (digest, connection_id, kind, generation, expires_at)
        SELECT v.digest, claimed.connection_id, v.kind, $12, now() + make_interval(secs => v.ttl)
          FROM claimed, (VALUES ($13, 'access', $15::integer), ($14, 'refresh', $16::integer)) AS v (digest, kind, ttl)),
-     audited AS (${outboxInsertSql('identity', 17, 'claimed')})
+     audited AS (${auditEntriesInsertSql(17, 'claimed')})
      SELECT count(*)::integer AS claimed FROM claimed`,
     [
       digest, expected.generation, expected.connection_id, expected.client_id, expected.resource,
       expected.client_name, expected.gateway_id, expected.gateway_slug, expected.person_id, expected.email, expected.display_name,
       pair.generation, pair.accessDigest, pair.refreshDigest, pair.accessTtlSeconds, pair.refreshTtlSeconds,
-      ...audit.values,
+      auditEntriesParameter([audit]),
     ],
     // Planning this statement costs about as much as running it; prepared once per connection, it is not planned again.
     { prepared: 'identity_oauth_claim_and_rotate' },

@@ -78,6 +78,21 @@ describeWith('postgres', 'audit log', () => {
     await cleanup?.();
   });
 
+  it("stores the identity service's own entries with the change they record, not through the bus", async () => {
+    // team.create and team.member_add of the first life, which stopped at once after them: stored, each once.
+    const rows = await queryDatabase<{ action: string }>(
+      env.DATABASE_URL!,
+      `SELECT action FROM identity.audit_entries WHERE team_id = $1 AND action IN ('team.create', 'team.member_add') ORDER BY id`,
+      [teamId],
+    );
+    expect(rows.map((row) => row.action)).toEqual(['team.create', 'team.member_add']);
+    const published = await queryDatabase<{ n: number }>(
+      env.DATABASE_URL!,
+      `SELECT count(*)::int AS n FROM identity.outbox WHERE topic = 'audit.v1' AND payload->>'type' IN ('team.create', 'team.member_add')`,
+    );
+    expect(published[0]!.n).toBe(0);
+  });
+
   it('an audit event committed before a crash appears once the platform is back, exactly once', async () => {
     const found = await eventually(
       () => admin.get(`/v1/teams/platform/audit?targetType=test&targetId=${crashId}`),

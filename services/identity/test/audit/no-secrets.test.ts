@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { startPlatform, type RunningPlatform } from '@platform/platform/src/platform';
-import { ApiClient, describeWith, eventually, infraUrl, memoryLogger, platformUrl, realInfraEnv, TEST_ADMIN } from '@platform/test';
+import { ApiClient, describeWith, infraUrl, memoryLogger, platformUrl, realInfraEnv, TEST_ADMIN } from '@platform/test';
 import { queryDatabase } from './support';
 
 /**
@@ -100,17 +100,7 @@ describeWith('postgres', 'no secret reaches an audit entry, the outbox or a log 
     expect(on.status).toBe(200);
     expect((await admin.put('/v1/admin/settings/maintenance', { enabled: false }, { 'if-match': on.headers.get('etag')! })).status).toBe(200);
 
-    // Everything audited has been stored.
-    await eventually(
-      () =>
-        queryDatabase<{ missing: string }>(
-          databaseUrl,
-          `SELECT count(*) AS missing FROM identity.outbox o
-           WHERE o.topic = 'audit.v1' AND NOT EXISTS (SELECT 1 FROM identity.audit_entries e WHERE e.event_id = o.event_id)`,
-        ),
-      (rows) => Number(rows[0]!.missing) === 0,
-    );
-
+    // The identity service stores its own audit entries with the change they describe: nothing to wait for.
     const places: Record<string, string> = {};
     const stored = await queryDatabase<{ entry: string }>(databaseUrl, 'SELECT row_to_json(e)::text AS entry FROM identity.audit_entries e');
     expect(stored.length).toBeGreaterThan(5);

@@ -1,5 +1,7 @@
-import { auditEvent, SYSTEM_ACTOR, writeEvent, type AuditActor, type AuditEventData, type NewEvent, type Transaction } from '@platform/runtime';
-import { PLATFORM_TEAM_ID, SCHEMA } from '../../deps';
+import { SYSTEM_ACTOR, type AuditActor, type AuditEventData, type Transaction } from '@platform/runtime';
+import { PLATFORM_TEAM_ID } from '../../deps';
+import type { NewAuditEntry } from '../../store/audit-store';
+import { newAuditEntry, recordAudit } from '../audit';
 
 /**
  * OAuth audit entries all belong to the platform team: clients, consents and connections are platform-level
@@ -24,11 +26,11 @@ export function viaClient(clientName: string, clientId: string): AuditEventData[
 
 export type OAuthAuditEntry = Omit<AuditEventData, 'teamId' | 'action'> & { action: OAuthAuditAction };
 
-/** The outbox event of an OAuth audit entry. */
-export function oauthAuditEvent(entry: OAuthAuditEntry): NewEvent<AuditEventData> {
-  return auditEvent(SCHEMA, { ...entry, teamId: PLATFORM_TEAM_ID });
+/** An OAuth audit entry ready to store, for a statement that stores it itself (the refresh grant's rotation). */
+export function oauthAuditEntry(entry: OAuthAuditEntry): NewAuditEntry {
+  return newAuditEntry({ ...entry, teamId: PLATFORM_TEAM_ID });
 }
 
 export async function writeOAuthAudit(tx: Transaction, entry: OAuthAuditEntry): Promise<void> {
-  await writeEvent(tx, SCHEMA, oauthAuditEvent(entry));
+  await recordAudit(tx, { ...entry, teamId: PLATFORM_TEAM_ID });
 }

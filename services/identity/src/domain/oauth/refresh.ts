@@ -1,6 +1,6 @@
 import type { RefreshTokenRequest, TokenResponse } from '@platform/proto/gen/platform/identity/v1/oauth';
-import { bumpAuthGeneration, nudgeRelay, outboxRow, type Transaction } from '@platform/runtime';
-import { SCHEMA, type IdentityDeps } from '../../deps';
+import { bumpAuthGeneration, type Transaction } from '@platform/runtime';
+import type { IdentityDeps } from '../../deps';
 import {
   claimAndRotate,
   claimRefreshToken,
@@ -11,7 +11,7 @@ import {
   type PresentedRefreshRow,
   type RefreshContextRow,
 } from '../../store/oauth-grants-store';
-import { gatewayParent, oauthAuditEvent, personActor, viaClient, writeOAuthAudit, type OAuthAuditEntry } from './audit';
+import { gatewayParent, oauthAuditEntry, personActor, viaClient, writeOAuthAudit, type OAuthAuditEntry } from './audit';
 import { OAuthRefusal, oauthError } from './errors';
 import { REFRESH_REPLAY_GRACE_SECONDS } from './limits';
 import { newTokenPair, REFRESH_TOKEN_PREFIX, tokenResponse } from './token-pair';
@@ -29,7 +29,7 @@ const INVALID = 'The refresh token is invalid, expired or revoked.';
  *   with nothing claimed (the transaction rolls back).
  *
  * The common case (a live token, used once) takes no transaction: one statement claims, rotates and records the
- * audit event atomically, conditioned on the token's context (connection, client, gateway, person) — remembered
+ * audit entry atomically, conditioned on the token's context (connection, client, gateway, person) — remembered
  * from when this process issued the token, else read first. Anything else — or a claim lost to a concurrent use —
  * goes the careful way: one transaction that claims or finds out why not (grace, replay, refusal).
  */
@@ -71,9 +71,8 @@ async function rotateLiveToken(deps: IdentityDeps, digest: string, request: Refr
   if (!token?.claimable || refusal(token, request)) return null;
   const generation = token.generation + 1;
   const pair = newTokenPair(deps, generation);
-  const audit = outboxRow(oauthAuditEvent(tokenIssueEntry(token, generation, request)));
+  const audit = oauthAuditEntry(tokenIssueEntry(token, generation, request));
   if (!(await claimAndRotate(deps.db, digest, token, pair.stored, audit))) return null;
-  nudgeRelay(SCHEMA);
   if (contexts.size >= ISSUED_CONTEXTS_LIMIT) contexts.delete(contexts.keys().next().value!);
   contexts.set(pair.stored.refreshDigest, { ...token, generation, refresh_generation: generation });
   return tokenResponse(pair.values);

@@ -28,10 +28,15 @@ export function readAuthGeneration(cache: Cache): Promise<string | null> {
   return cache.get(KEY);
 }
 
-/** Stores the new value first, then announces it: a process reading the key after the message sees it too. */
+/**
+ * Stores the new value first, then announces it: a process reading the key after the message sees it too. This
+ * process's own view moves on at once, before the announcement comes back: the answer that made the change may
+ * reach its caller, and the caller's next request reach this process, before the message does.
+ */
 export async function bumpAuthGeneration(cache: Cache): Promise<void> {
   const generation = randomUUID();
   await cache.set(KEY, generation, TTL_MS);
+  views.get(cache)?.changedHere();
   await cache.publish(CHANNEL, generation);
 }
 
@@ -42,6 +47,8 @@ export interface AuthGeneration {
    * no change can have happened in between. Rejects when neither the subscription nor the cache can tell.
    */
   current(): Promise<string | null>;
+  /** This process changed the generation (`bumpAuthGeneration`): nothing remembered before may match again. */
+  changedHere(): void;
 }
 
 const views = new WeakMap<Cache, AuthGeneration>();
@@ -106,6 +113,7 @@ function watchAuthGeneration(cache: Cache): AuthGeneration {
   });
 
   return {
+    changedHere: moveOn,
     async current(): Promise<string | null> {
       if (!live()) return `shared:${String(await readAuthGeneration(cache))}`;
       // An HTTP request and the message announcing a change can become readable in the same poll of the event

@@ -54,6 +54,27 @@ describe('auth generation view (memory cache)', () => {
     await memory.close();
   });
 
+  it("moves on at once for a change this process makes, before the change's announcement comes back", async () => {
+    const memory = createMemoryCache({ keyPrefix: 'gen:' });
+    // The announcement is slow to come back (a busy cache, a slow subscriber connection): delivered 1 s late.
+    const late: Array<Promise<void>> = [];
+    const slowAnnouncements: Cache = {
+      ...memory,
+      publish: (channel: string, message: string) => {
+        if (channel !== 'auth:generation') return memory.publish(channel, message);
+        late.push(sleep(1_000).then(() => memory.publish(channel, message)));
+        return Promise.resolve();
+      },
+    };
+    const view = authGenerationOf(slowAnnouncements);
+    const before = await view.current();
+    await bumpAuthGeneration(slowAnnouncements);
+    const after = await view.current();
+    expect(after).not.toBe(before);
+    await Promise.all(late);
+    await memory.close();
+  });
+
   it('is one view per cache, shared by everyone asking', () => {
     const memory = createMemoryCache({ keyPrefix: 'gen:' });
     expect(authGenerationOf(memory)).toBe(authGenerationOf(memory));

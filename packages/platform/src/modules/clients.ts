@@ -8,18 +8,16 @@ import type { PlatformContext } from '../context';
  * with a message naming the variable. An explicit `<NAME>_SERVICE_ADDR` always wins.
  */
 export function clientsModule(ctx: PlatformContext): RunningModule {
-  const hostedHere = (name: ServiceName) => ctx.targets.includes('all') || ctx.targets.includes(name);
+  // Hosted by this process and not pointed elsewhere by an explicit address.
+  const reachedHere = (name: ServiceName) => !ctx.config.serviceAddresses[name] && (ctx.targets.includes('all') || ctx.targets.includes(name));
   const clients = createServiceClients({
     deadlineMs: ctx.config.grpc.deadlineMs,
     logger: ctx.logger,
-    localChannel(name) {
-      if (ctx.config.serviceAddresses[name] || !hostedHere(name)) return undefined;
-      return ctx.localGrpcServer?.localChannel();
-    },
+    localChannel: (name) => (reachedHere(name) ? ctx.localGrpcServer?.localChannel() : undefined),
     resolveAddress(name) {
       const explicit = ctx.config.serviceAddresses[name];
       if (explicit) return explicit;
-      if (hostedHere(name) && ctx.localGrpcAddress) return ctx.localGrpcAddress;
+      if (reachedHere(name) && ctx.localGrpcAddress) return ctx.localGrpcAddress;
       throw new Error(`${serviceAddressVariable(name)} is not set: this process does not host the ${name} service`);
     },
   });

@@ -53,7 +53,7 @@ export function serviceModule(
             consumer: consumer.name,
             topics: consumer.topics,
             handler: consumer.handle,
-            ...(consumer.batch ? { batch: { maxBatch: consumer.batch.maxBatch, gatherMs: consumer.batch.gatherMs, handler: consumer.batch.handle } } : {}),
+            ...(consumer.batch ? { batch: batchDelivery(consumer.batch) } : {}),
             logger,
           }),
         );
@@ -75,4 +75,9 @@ export function serviceModule(
       };
     },
   };
+}
+
+/** A consumer's batch options as `consumeEvents` takes them: the same delivery options, its `handle` as `handler`. */
+function batchDelivery<B extends { handle: unknown }>({ handle, ...delivery }: B): Omit<B, 'handle'> & { handler: B['handle'] } {
+  return { ...delivery, handler: handle };
 }

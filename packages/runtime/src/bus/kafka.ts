@@ -36,15 +36,15 @@ class SubscriptionClosing extends Error {
   }
 }
 
+/** What a consumer that gathers (`batch.gatherMs`) asks the broker to wait for before answering a fetch. */
+const GATHER_MIN_BYTES = 1024 * 1024;
+
 /**
  * Kafka behind the bus port (no kafkajs type crosses it). The producer is idempotent with one request in
  * flight and waits for all in-sync replicas. Each `subscribe` is one consumer in the prefixed group; it
  * commits a message's offset only once the handler has resolved and retries a rejected message in place,
  * after a back-off, until it succeeds or the subscription closes.
  */
-/** What a consumer that gathers (`batch.gatherMs`) asks the broker to wait for before answering a fetch. */
-const GATHER_MIN_BYTES = 1024 * 1024;
-
 export function createKafkaBus(options: KafkaBusOptions): EventBus {
   const logger = options.logger;
   const retry = options.retryBackoff ?? { initialMs: 100, maxMs: 5_000 };

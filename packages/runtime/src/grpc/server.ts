@@ -108,35 +108,30 @@ export class GrpcServer {
     });
   }
 
-  /** Reports NOT_SERVING, lets in-flight calls finish, and cuts off whatever is still running after `graceMs`. */
+  /**
+   * Reports NOT_SERVING, lets in-flight calls (off the wire and through local channels) finish, and cuts off
+   * whatever is still running after `graceMs`.
+   */
   stop(graceMs: number): Promise<void> {
     this.health.setAllNotServing();
     this.stopping = true;
-    const wire = new Promise<void>((resolve) => {
+    const drained = Promise.all([
+      new Promise<void>((resolve) => this.server.tryShutdown(() => resolve())),
+      ...[...this.localCalls].map((call) => call.done),
+    ]);
+    return new Promise((resolve) => {
       const force = setTimeout(() => {
         this.logger.warn({ graceMs }, 'gRPC calls still running after the grace period; forcing shutdown');
         this.server.forceShutdown();
-        resolve();
-      }, graceMs);
-      force.unref();
-      this.server.tryShutdown(() => {
-        clearTimeout(force);
-        resolve();
-      });
-    });
-    // Local calls in flight get the same grace, then are cut off as the wire's are.
-    const local = new Promise<void>((resolve) => {
-      const force = setTimeout(() => {
         for (const call of this.localCalls) call.cutOff();
         resolve();
       }, graceMs);
       force.unref();
-      void Promise.all([...this.localCalls].map((call) => call.done)).then(() => {
+      void drained.then(() => {
         clearTimeout(force);
         resolve();
       });
     });
-    return Promise.all([wire, local]).then(() => undefined);
   }
 
   private wrap(service: string, method: string, handler: AsyncUnaryHandler<unknown, unknown>): handleUnaryCall<unknown, unknown> {

@@ -136,6 +136,6 @@ export function consumeEvents(options: ConsumeEventsOptions): Promise<Subscripti
     topics: options.topics,
     fromBeginning: options.fromBeginning ?? true,
     handler: handle,
-    ...(batch ? { batch: { maxBatch: batch.maxBatch, gatherMs: batch.gatherMs, handler: (messages: ReceivedMessage[]) => handleBatch(messages, batch) } } : {}),
+    ...(batch ? { batch: { ...batch, handler: (messages: ReceivedMessage[]) => handleBatch(messages, batch) } } : {}),
   });
 }

@@ -15,7 +15,7 @@ export const CALL_OUTCOMES = ['ok', 'error', 'refused', 'timeout', 'upstream_una
 
 /** Payloads beyond this many characters are cut here too (the edge caps each at 16 KiB of UTF-8, never more characters). */
 const MAX_PAYLOAD_CHARS = 16 * 1024;
-/** Calls per batch, and groups per batch, beyond which a batch is refused as a whole (the edge sends at most 200). */
+/** Calls per batch, and groups per batch, beyond which a batch is refused as a whole (the edge sends at most 500). */
 const MAX_BATCH_ITEMS = 10_000;
 
 // Free text is kept to a sane length rather than refusing the record over it.

@@ -120,6 +120,8 @@ describeWithBrowser('sign-in and consent pages in Chromium', () => {
     expect(await page.locator('body').innerText()).toContain('Denied App');
     await page.getByRole('button', { name: 'Deny' }).click();
     const landed = await callback.next();
+    // Closing a page while its navigation to the callback is still in flight can hang Chromium's close.
+    await page.waitForURL((url) => url.href.startsWith(callback.redirectUri));
     expect(landed.searchParams.get('error')).toBe('access_denied');
     expect(landed.searchParams.get('state')).toBe('deny-state-2');
     expect(landed.searchParams.get('iss')).toBe(appUrl);

@@ -7,3 +7,4 @@ export { migrate, migrationChecksum, type MigrateOptions, type MigrationSource }
 export { loadMigrationsFromDir } from './migration-files';
 export { migrateService } from './migrate-service';
 export { assertSchemaName } from './schema-name';
+export { StatementBatcher, type StatementBatcherOptions } from './statement-batcher';

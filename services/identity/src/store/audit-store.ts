@@ -43,14 +43,17 @@ const ENTRY_RECORD = `event_id uuid, occurred_at timestamptz, team_id uuid, acti
 
 /**
  * The SQL that stores the entries of the JSON parameter `$parameter` (made by `auditEntriesParameter`) in their
- * order (entry ids ascend with it), skipping event ids stored before. `from` names a CTE the entries depend on, for a
- * caller that writes them inside a larger statement (atomic on its own): they are stored exactly when it yields a row.
+ * order (entry ids ascend with it), skipping event ids stored before. `depends` is for a caller that writes them
+ * inside a larger statement (atomic on its own): an entry is stored exactly when the CTE `from` yields a row
+ * matching it by `on`, a condition on that row and `r`, the entry (`r.position` counts from 1).
  */
-export function auditEntriesInsertSql(parameter: number, from?: string): string {
+export function auditEntriesInsertSql(parameter: number, depends?: { from: string; on: string }): string {
+  const entries = `ROWS FROM (jsonb_to_recordset($${parameter}::jsonb) AS (${ENTRY_RECORD}))
+            WITH ORDINALITY AS r (${ENTRY_COLUMNS}, position)`;
+  const source = depends ? `${depends.from} JOIN ${entries} ON ${depends.on}` : entries;
   return `INSERT INTO identity.audit_entries (${ENTRY_COLUMNS})
      SELECT ${ENTRY_COLUMNS.replace(/(\w+)/g, 'r.$1')}
-       FROM ${from ? `${from}, ` : ''}ROWS FROM (jsonb_to_recordset($${parameter}::jsonb) AS (${ENTRY_RECORD}))
-            WITH ORDINALITY AS r (${ENTRY_COLUMNS}, position)
+       FROM ${source}
       ORDER BY r.position
      ON CONFLICT (event_id) DO NOTHING`;
 }

@@ -190,55 +190,87 @@ export async function findRefreshToken(db: Queryable, digest: string): Promise<P
   return rows[0] ?? null;
 }
 
+/** One refresh token to rotate: the token as presented, the context it was issued in, its successor and audit entry. */
+export interface Rotation {
+  digest: string;
+  expected: RefreshContextRow & { generation: number };
+  pair: NewTokenPair;
+  audit: NewAuditEntry;
+}
+
+const ROTATION_RECORD = `digest text, generation integer, connection_id uuid, client_id text, resource text, client_name text,
+  gateway_id uuid, gateway_slug text, person_id uuid, email text, display_name text, next_generation integer,
+  access_digest text, refresh_digest text, access_ttl integer, refresh_ttl integer`;
+
 /**
- * The whole rotation in ONE statement (atomic on its own, no transaction round trips): claims the token exactly
- * once, only while everything `expected` says still holds (same generation, live connection of this client and
- * resource, active person with the name and email the audit entry carries), retires the connection's older
- * unrotated refresh tokens, moves its newest generation on, inserts the new pair and stores its `oauth.token_issue`
- * audit entry (not a removal, so no earlier entry is marked gone). False when nothing was claimed (a concurrent use
- * won, or something changed): nothing was written.
+ * Rotations of different connections in ONE statement (atomic on its own, no transaction round trips; the
+ * caller never puts two of one connection in a batch). Each is claimed exactly once, only while everything
+ * `expected` says still holds (same generation, live connection of this client and resource, active person with
+ * the name and email the audit entry carries); for each claimed, the connection's older unrotated refresh tokens
+ * are retired, its newest generation moves on, the new pair is inserted and its `oauth.token_issue` audit entry
+ * stored (not a removal, so no earlier entry is marked gone). Returns, per rotation in order, whether it was
+ * claimed; one that was not (a concurrent use won, or something changed) wrote nothing.
  */
-export async function claimAndRotate(
-  db: Queryable,
-  digest: string,
-  expected: RefreshContextRow & { generation: number },
-  pair: NewTokenPair,
-  audit: NewAuditEntry,
-): Promise<boolean> {
-  const { rows } = await db.query<{ claimed: number }>(
-    `WITH claimed AS (
+export async function claimAndRotate(db: Queryable, rotations: readonly Rotation[]): Promise<boolean[]> {
+  const { rows } = await db.query<{ position: string }>(
+    `WITH presented AS (
+       SELECT * FROM ROWS FROM (jsonb_to_recordset($1::jsonb) AS (${ROTATION_RECORD})) WITH ORDINALITY AS i (
+         digest, generation, connection_id, client_id, resource, client_name, gateway_id, gateway_slug, person_id, email,
+         display_name, next_generation, access_digest, refresh_digest, access_ttl, refresh_ttl, position)),
+     claimed AS (
        UPDATE identity.oauth_tokens t SET rotated_at = now()
-         FROM identity.oauth_connections c, identity.people p
-        WHERE t.digest = $1 AND t.kind = 'refresh' AND t.rotated_at IS NULL AND t.revoked_at IS NULL AND t.expires_at > now()
-          AND t.generation = $2 AND t.connection_id = $3
-          AND c.id = t.connection_id AND c.revoked_at IS NULL AND c.client_id = $4 AND c.resource = $5
-          AND c.client_name = $6 AND c.gateway_id = $7 AND c.gateway_slug = $8
-          AND p.id = c.person_id AND p.id = $9 AND p.status = 'active' AND p.email = $10 AND p.display_name = $11
-        RETURNING t.connection_id),
+         FROM presented i, identity.oauth_connections c, identity.people p
+        WHERE t.digest = i.digest AND t.kind = 'refresh' AND t.rotated_at IS NULL AND t.revoked_at IS NULL AND t.expires_at > now()
+          AND t.generation = i.generation AND t.connection_id = i.connection_id
+          AND c.id = t.connection_id AND c.revoked_at IS NULL AND c.client_id = i.client_id AND c.resource = i.resource
+          AND c.client_name = i.client_name AND c.gateway_id = i.gateway_id AND c.gateway_slug = i.gateway_slug
+          AND p.id = c.person_id AND p.id = i.person_id AND p.status = 'active' AND p.email = i.email AND p.display_name = i.display_name
+        RETURNING i.position, i.digest, t.connection_id, i.next_generation, i.access_digest, i.refresh_digest, i.access_ttl, i.refresh_ttl),
      retired AS (
-       UPDATE identity.oauth_tokens SET rotated_at = now()
-        WHERE connection_id = $3 AND kind = 'refresh' AND rotated_at IS NULL AND revoked_at IS NULL AND generation < $12
-          AND digest <> $1 AND EXISTS (SELECT 1 FROM claimed)),
+       UPDATE identity.oauth_tokens t SET rotated_at = now()
+         FROM claimed k
+        WHERE t.connection_id = k.connection_id AND t.kind = 'refresh' AND t.rotated_at IS NULL AND t.revoked_at IS NULL
+          AND t.generation < k.next_generation AND t.digest <> k.digest),
      moved AS (
-       UPDATE identity.oauth_connections
-          SET refresh_generation = GREATEST(refresh_generation, $12), last_used_at = now()
-        WHERE id = $3 AND EXISTS (SELECT 1 FROM claimed)),
+       UPDATE identity.oauth_connections c
+          SET refresh_generation = GREATEST(c.refresh_generation, k.next_generation), last_used_at = now()
+         FROM claimed k
+        WHERE c.id = k.connection_id),
      issued AS (
        INSERT INTO identity.oauth_tokens (digest, connection_id, kind, generation, expires_at)
-       SELECT v.digest, claimed.connection_id, v.kind, $12, now() + make_interval(secs => v.ttl)
-         FROM claimed, (VALUES ($13, 'access', $15::integer), ($14, 'refresh', $16::integer)) AS v (digest, kind, ttl)),
-     audited AS (${auditEntriesInsertSql(17, 'claimed')})
-     SELECT count(*)::integer AS claimed FROM claimed`,
+       SELECT v.digest, k.connection_id, v.kind, k.next_generation, now() + make_interval(secs => v.ttl)
+         FROM claimed k,
+              LATERAL (VALUES (k.access_digest, 'access', k.access_ttl), (k.refresh_digest, 'refresh', k.refresh_ttl)) AS v (digest, kind, ttl)),
+     audited AS (${auditEntriesInsertSql(2, { from: 'claimed', on: 'claimed.position = r.position' })})
+     SELECT position FROM claimed`,
     [
-      digest, expected.generation, expected.connection_id, expected.client_id, expected.resource,
-      expected.client_name, expected.gateway_id, expected.gateway_slug, expected.person_id, expected.email, expected.display_name,
-      pair.generation, pair.accessDigest, pair.refreshDigest, pair.accessTtlSeconds, pair.refreshTtlSeconds,
-      auditEntriesParameter([audit]),
+      JSON.stringify(
+        rotations.map(({ digest, expected, pair }) => ({
+          digest,
+          generation: expected.generation,
+          connection_id: expected.connection_id,
+          client_id: expected.client_id,
+          resource: expected.resource,
+          client_name: expected.client_name,
+          gateway_id: expected.gateway_id,
+          gateway_slug: expected.gateway_slug,
+          person_id: expected.person_id,
+          email: expected.email,
+          display_name: expected.display_name,
+          next_generation: pair.generation,
+          access_digest: pair.accessDigest,
+          refresh_digest: pair.refreshDigest,
+          access_ttl: pair.accessTtlSeconds,
+          refresh_ttl: pair.refreshTtlSeconds,
+        })),
+      ),
+      auditEntriesParameter(rotations.map((rotation) => rotation.audit)),
     ],
     // Planning this statement costs about as much as running it; prepared once per connection, it is not planned again.
     { prepared: 'identity_oauth_claim_and_rotate' },
   );
-  return (rows[0]?.claimed ?? 0) > 0;
+  const claimed = new Set(rows.map((row) => Number(row.position)));
+  return rotations.map((_, index) => claimed.has(index + 1));
 }
 
 export interface RetiredRefreshRow extends RefreshContextRow {

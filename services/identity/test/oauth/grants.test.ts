@@ -379,6 +379,34 @@ describeWith('postgres', 'OAuth grants (identity service)', () => {
       expect((await refresh(b!.refreshToken, clientId)).error).toBeUndefined();
     });
 
+    it('grants arriving together (served by shared statements): each its own pair, generation and audit entry; a refused one changes nothing for the others', async () => {
+      const connections = await Promise.all(Array.from({ length: 12 }, () => connect()));
+      const ids = await Promise.all(connections.map((c) => connectionOf(c.tokens.accessToken, c.gw.slug)));
+      const [revoked, twice] = connections;
+      await identity().revokeConnection({ context: userContext(person.id), personId: person.id, connectionId: ids[0]! });
+
+      const results = await Promise.all([
+        ...connections.map((c) => refresh(c.tokens.refreshToken, c.clientId)),
+        refresh(twice!.tokens.refreshToken, twice!.clientId),
+      ]);
+
+      expect(results[0]!.error?.error).toBe('invalid_grant');
+      expect((await refresh(revoked!.tokens.refreshToken, revoked!.clientId)).error?.error).toBe('invalid_grant');
+      const issued = results.slice(1);
+      for (const result of issued) expect(result.error).toBeUndefined();
+      expect(new Set(issued.map((result) => result.refreshToken)).size).toBe(issued.length);
+      for (const [index, c] of connections.entries()) {
+        if (index === 0) continue;
+        expect(await generationOf(ids[index]!)).toBe(2);
+        const mine = [results[index]!, ...(index === 1 ? [results[connections.length]!] : [])];
+        for (const result of mine) expect(await connectionOf(result.accessToken, c.gw.slug)).toBe(ids[index]);
+        const entries = await auditEntries(db, 'oauth.token_issue', ids[index]!);
+        expect(entries.map((entry) => entry.metadata.grant)).toEqual(['authorization_code', ...mine.map(() => 'refresh_token')]);
+      }
+      expect(await auditEntries(db, 'oauth.token_issue', ids[0]!)).toHaveLength(1);
+      expect(await generationOf(ids[0]!)).toBe(1);
+    });
+
     it('a retired token presented more than 30 s after rotation revokes the whole connection', async () => {
       const { tokens, clientId, gw } = await connect();
       const connectionId = await connectionOf(tokens.accessToken, gw.slug);

@@ -1,5 +1,5 @@
 import type { RefreshTokenRequest, TokenResponse } from '@platform/proto/gen/platform/identity/v1/oauth';
-import { bumpAuthGeneration, type Transaction } from '@platform/runtime';
+import { bumpAuthGeneration, StatementBatcher, type Transaction } from '@platform/runtime';
 import type { IdentityDeps } from '../../deps';
 import {
   claimAndRotate,
@@ -10,6 +10,7 @@ import {
   revokeConnectionAndTokens,
   type PresentedRefreshRow,
   type RefreshContextRow,
+  type Rotation,
 } from '../../store/oauth-grants-store';
 import { gatewayParent, oauthAuditEntry, personActor, viaClient, writeOAuthAudit, type OAuthAuditEntry } from './audit';
 import { OAuthRefusal, oauthError } from './errors';
@@ -30,8 +31,9 @@ const INVALID = 'The refresh token is invalid, expired or revoked.';
  *
  * The common case (a live token, used once) takes no transaction: one statement claims, rotates and records the
  * audit entry atomically, conditioned on the token's context (connection, client, gateway, person) — remembered
- * from when this process issued the token, else read first. Anything else — or a claim lost to a concurrent use —
- * goes the careful way: one transaction that claims or finds out why not (grace, replay, refusal).
+ * from when this process issued the token, else read first — and serves every such grant that arrives meanwhile
+ * (rotationBatcher). Anything else — or a claim lost to a concurrent use — goes the careful way: one transaction
+ * that claims or finds out why not (grace, replay, refusal).
  */
 export async function refreshToken(deps: IdentityDeps, request: RefreshTokenRequest): Promise<TokenResponse> {
   if (!request.refreshToken) return { ...empty, error: oauthError('invalid_request', 'refresh_token is required.') };
@@ -72,10 +74,39 @@ async function rotateLiveToken(deps: IdentityDeps, digest: string, request: Refr
   const generation = token.generation + 1;
   const pair = newTokenPair(deps, generation);
   const audit = oauthAuditEntry(tokenIssueEntry(token, generation, request));
-  if (!(await claimAndRotate(deps.db, digest, token, pair.stored, audit))) return null;
+  if (!(await rotationBatcher(deps).submit({ digest, expected: token, pair: pair.stored, audit }))) return null;
   if (contexts.size >= ISSUED_CONTEXTS_LIMIT) contexts.delete(contexts.keys().next().value!);
   contexts.set(pair.stored.refreshDigest, { ...token, generation, refresh_generation: generation });
   return tokenResponse(pair.values);
+}
+
+/** Large enough that one statement serves a busy moment's grants; the statement's cost grows with its rows. */
+const ROTATION_BATCH_MAX = 64;
+/** Fewer than the pool's connections, so other queries still find one while batches run. */
+const ROTATION_BATCHES_AT_ONCE = 4;
+const rotationBatchers = new WeakMap<IdentityDeps, StatementBatcher<Rotation, boolean>>();
+
+/**
+ * Rotations gathered into one statement per batch (a group commit): under load one statement, round trip and
+ * commit serve many grants. One connection's rotations never share a batch (the statement touches each row once).
+ * A batch that fails (a deadlock with a concurrent rotation of the same connection, a lost connection) wrote
+ * nothing; each of its grants then goes the careful way, which fails on its own if the database does.
+ */
+function rotationBatcher(deps: IdentityDeps): StatementBatcher<Rotation, boolean> {
+  let batcher = rotationBatchers.get(deps);
+  if (!batcher) {
+    const rotate = async (rotations: Rotation[]): Promise<boolean[]> => {
+      try {
+        return await claimAndRotate(deps.db, rotations);
+      } catch (error) {
+        deps.logger.warn({ err: error, rotations: rotations.length }, 'a batch of refresh token rotations failed; each goes the careful way');
+        return rotations.map(() => false);
+      }
+    };
+    batcher = new StatementBatcher(rotate, { maxItems: ROTATION_BATCH_MAX, concurrency: ROTATION_BATCHES_AT_ONCE, key: (rotation) => rotation.expected.connection_id });
+    rotationBatchers.set(deps, batcher);
+  }
+  return batcher;
 }
 
 async function refreshCarefully(deps: IdentityDeps, digest: string, request: RefreshTokenRequest): Promise<{ response: TokenResponse; revoked: boolean }> {

@@ -36,8 +36,32 @@ export function readAuthGeneration(cache: Cache): Promise<string | null> {
 export async function bumpAuthGeneration(cache: Cache): Promise<void> {
   const generation = randomUUID();
   await cache.set(KEY, generation, TTL_MS);
+  changesMadeHere += 1;
   views.get(cache)?.changedHere();
   await cache.publish(CHANNEL, generation);
+}
+
+let changesMadeHere = 0;
+
+/**
+ * How many times this process has moved the generation. A gRPC server compares it before and after a call and
+ * tells the caller when it moved (grpc/auth-changed.ts), so the process that carried a change learns of it with
+ * the answer instead of racing the announcement; a count moved by a concurrent call only costs a re-check.
+ */
+export function authChangesMadeHere(): number {
+  return changesMadeHere;
+}
+
+/**
+ * A service this process called says the generation moved during the call: every view in this process moves on
+ * now, as if the announcement had arrived.
+ */
+export function authChangedElsewhere(): void {
+  for (const ref of liveViews) {
+    const view = ref.deref();
+    if (view) view.changedHere();
+    else liveViews.delete(ref);
+  }
 }
 
 /** This process's view of the auth generation (one per cache instance: see `authGenerationOf`). */
@@ -52,6 +76,8 @@ export interface AuthGeneration {
 }
 
 const views = new WeakMap<Cache, AuthGeneration>();
+/** The same views, to reach them all (held weakly: a view lives as long as its cache). */
+const liveViews = new Set<WeakRef<AuthGeneration>>();
 
 /**
  * The process-wide view of the auth generation kept by `cache`, created (and subscribed) on first use. While the
@@ -65,6 +91,7 @@ export function authGenerationOf(cache: Cache): AuthGeneration {
   if (!view) {
     view = watchAuthGeneration(cache);
     views.set(cache, view);
+    liveViews.add(new WeakRef(view));
   }
   return view;
 }

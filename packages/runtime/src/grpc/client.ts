@@ -14,6 +14,7 @@ import { AppError } from '../errors/app-error';
 import { currentLogContext, type Logger } from '../logging/logger';
 import { grpcClientDuration } from '../telemetry/metrics';
 import { injectTraceHeaders, SpanKind, withSpan } from '../telemetry/tracing';
+import { noteAuthChange } from './auth-changed';
 import { ERROR_CODE_KEY, statusName, statusToAppError } from './errors';
 import { splitMethodPath } from './method-path';
 import type { UnaryChannel } from './local-channel';
@@ -77,15 +78,18 @@ export function createGrpcClient<C extends Client>(
         for (const [name, value] of Object.entries(injectTraceHeaders())) metadata.set(name, value);
         const requestId = currentLogContext()?.requestId;
         if (requestId) metadata.set('x-request-id', requestId);
-        client.makeUnaryRequest(
-          definition.path,
-          definition.requestSerialize,
-          definition.responseDeserialize,
-          request,
-          metadata,
-          { deadline },
-          (error: ServiceError | null, response?: unknown) => (error ? reject(error) : resolve(response)),
-        );
+        client
+          .makeUnaryRequest(
+            definition.path,
+            definition.requestSerialize,
+            definition.responseDeserialize,
+            request,
+            metadata,
+            { deadline },
+            (error: ServiceError | null, response?: unknown) => (error ? reject(error) : resolve(response)),
+          )
+          // Synchronously after the callback, before the caller's continuation runs.
+          .on('status', noteAuthChange);
       });
 
     methods[key] = async (request: unknown, callOptions: GrpcCallOptions = {}) => {

@@ -15,8 +15,13 @@ export interface UnaryChannel {
     metadata: Metadata,
     options: { deadline: Deadline },
     callback: (error: ServiceError | null, response?: Res) => void,
-  ): unknown;
+  ): CallStatusEvents;
   close(): void;
+}
+
+/** A call's 'status' event (grpc-js's `ClientUnaryCall` has it): the final status, with trailing metadata, after the callback. */
+export interface CallStatusEvents {
+  on(event: 'status', listener: (status: StatusObject) => void): unknown;
 }
 
 /** A method as the server registered it: how its messages are read and written, and its wrapped handler. */
@@ -57,29 +62,40 @@ export class LocalChannel implements UnaryChannel {
   constructor(private readonly server: LocalServer) {}
 
   readonly makeUnaryRequest: UnaryChannel['makeUnaryRequest'] = (path, serialize, deserialize, request, metadata, options, callback) => {
+    const events = new EventEmitter();
+    // As grpc-js does: the callback first, then the status with its trailing metadata.
+    const finish = (status: StatusObject, response?: ReturnType<typeof deserialize>) => {
+      callback(status.code === GrpcStatus.OK ? null : serviceError(status.code, status.details, status.metadata), response);
+      events.emit('status', status);
+    };
+    // Asynchronously, as a call on the wire would answer.
+    const fail = (code: number, details: string) => {
+      process.nextTick(finish, { code, details, metadata: new Metadata() });
+      return events;
+    };
     const method = this.server.method(path);
-    if (this.closed) return fail(callback, GrpcStatus.CANCELLED, 'Channel has been shut down');
-    if (!method) return fail(callback, GrpcStatus.UNIMPLEMENTED, `The server does not implement the method ${path}`);
-    if (!this.server.accepting()) return fail(callback, GrpcStatus.UNAVAILABLE, 'The server is shutting down');
+    if (this.closed) return fail(GrpcStatus.CANCELLED, 'Channel has been shut down');
+    if (!method) return fail(GrpcStatus.UNIMPLEMENTED, `The server does not implement the method ${path}`);
+    if (!this.server.accepting()) return fail(GrpcStatus.UNAVAILABLE, 'The server is shutting down');
 
     let received: unknown;
     try {
       const bytes = serialize(request);
-      if (bytes.length > MAX_MESSAGE_BYTES) return fail(callback, GrpcStatus.RESOURCE_EXHAUSTED, `Sent message larger than max (${bytes.length} vs. ${MAX_MESSAGE_BYTES})`);
+      if (bytes.length > MAX_MESSAGE_BYTES) return fail(GrpcStatus.RESOURCE_EXHAUSTED, `Sent message larger than max (${bytes.length} vs. ${MAX_MESSAGE_BYTES})`);
       received = method.requestDeserialize(bytes);
     } catch {
-      return fail(callback, GrpcStatus.INTERNAL, 'Request message serialization failure');
+      return fail(GrpcStatus.INTERNAL, 'Request message serialization failure');
     }
 
     const deadline = deadlineMs(options.deadline);
     const call = new LocalUnaryCall(received, metadata.clone(), deadline);
     let timer: NodeJS.Timeout | undefined;
     let answered = false;
-    const answer: typeof callback = (error, response) => {
+    const answer = (code: number, details: string, trailer: Metadata | undefined, response?: ReturnType<typeof deserialize>) => {
       if (answered) return;
       answered = true;
       if (timer) clearTimeout(timer);
-      callback(error, response);
+      finish({ code, details, metadata: trailer?.clone() ?? new Metadata() }, response);
     };
     let settle!: () => void;
     this.server.track({
@@ -87,34 +103,35 @@ export class LocalChannel implements UnaryChannel {
       // As grpc-js's forced shutdown does: the handler sees the call cancelled, the caller gets CANCELLED.
       cutOff: () => {
         call.cancel();
-        answer(serviceError(GrpcStatus.CANCELLED, 'Call cancelled'));
+        answer(GrpcStatus.CANCELLED, 'Call cancelled', undefined);
       },
     });
     if (Number.isFinite(deadline)) {
       timer = setTimeout(() => {
         call.cancel();
-        answer(serviceError(GrpcStatus.DEADLINE_EXCEEDED, 'Deadline exceeded'));
+        answer(GrpcStatus.DEADLINE_EXCEEDED, 'Deadline exceeded', undefined);
       }, Math.max(0, deadline - Date.now()));
     }
 
-    method.handler(call as unknown as ServerUnaryCall<unknown, unknown>, (error, value) => {
+    method.handler(call as unknown as ServerUnaryCall<unknown, unknown>, (error, value, trailer) => {
       settle();
-      if (error) return answer(serviceError(error.code ?? GrpcStatus.UNKNOWN, error.details ?? '', error.metadata ?? undefined));
+      if (error) return answer(error.code ?? GrpcStatus.UNKNOWN, error.details ?? '', error.metadata ?? undefined);
       let bytes: Buffer;
       try {
         bytes = method.responseSerialize(value);
       } catch {
-        return answer(serviceError(GrpcStatus.INTERNAL, 'Response message serialization failure'));
+        return answer(GrpcStatus.INTERNAL, 'Response message serialization failure', undefined);
       }
-      if (bytes.length > MAX_MESSAGE_BYTES) return answer(serviceError(GrpcStatus.RESOURCE_EXHAUSTED, `Received message larger than max (${bytes.length} vs. ${MAX_MESSAGE_BYTES})`));
+      if (bytes.length > MAX_MESSAGE_BYTES) return answer(GrpcStatus.RESOURCE_EXHAUSTED, `Received message larger than max (${bytes.length} vs. ${MAX_MESSAGE_BYTES})`, undefined);
       let response: ReturnType<typeof deserialize>;
       try {
         response = deserialize(bytes);
       } catch {
-        return answer(serviceError(GrpcStatus.INTERNAL, 'Response message parsing error'));
+        return answer(GrpcStatus.INTERNAL, 'Response message parsing error', undefined);
       }
-      answer(null, response);
+      answer(GrpcStatus.OK, 'OK', trailer ?? undefined, response);
     });
+    return events;
   };
 
   close(): void {
@@ -153,10 +170,4 @@ function deadlineMs(deadline: Deadline): number {
 function serviceError(code: number, details: string, metadata: Metadata = new Metadata()): ServiceError {
   const status: StatusObject = { code, details, metadata };
   return Object.assign(new Error(`${code} ${statusName(code)}: ${details}`), status);
-}
-
-function fail<Res>(callback: (error: ServiceError | null, response?: Res) => void, code: number, details: string): void {
-  const error = serviceError(code, details);
-  // Asynchronously, as a call on the wire would answer.
-  process.nextTick(() => callback(error));
 }

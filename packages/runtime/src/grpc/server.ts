@@ -14,6 +14,7 @@ import { withLogContext, type Logger } from '../logging/logger';
 import { grpcServerDuration } from '../telemetry/metrics';
 import { extractTraceContext, SpanKind, withSpan } from '../telemetry/tracing';
 import { SpanStatusCode } from '@opentelemetry/api';
+import { authChangeTrailer } from './auth-changed';
 import { appErrorToStatus, statusName } from './errors';
 import { HealthRegistry, OVERALL_HEALTH } from './health';
 import { LocalChannel, type LocalCallInFlight, type LocalMethod } from './local-channel';
@@ -140,6 +141,7 @@ export class GrpcServer {
       const requestId = firstString(call.metadata, 'x-request-id');
       const parent = extractTraceContext({ traceparent: firstString(call.metadata, 'traceparent'), tracestate: firstString(call.metadata, 'tracestate') });
       const attributes = { 'rpc.system': 'grpc', 'rpc.service': service, 'rpc.method': method };
+      const trailer = authChangeTrailer();
 
       const serve = () =>
         withSpan(`${service}/${method}`, { kind: SpanKind.SERVER, parent, attributes }, async (span) => {
@@ -166,8 +168,14 @@ export class GrpcServer {
       void withLogContext(requestId ? { requestId } : {}, serve).then((result) => {
         const code = 'error' in result ? result.error.grpcStatus : GrpcStatus.OK;
         grpcServerDuration.observe({ service, method, code: statusName(code) }, Number(process.hrtime.bigint() - started) / 1e9);
-        if ('error' in result) callback(appErrorToStatus(result.error));
-        else callback(null, result.response);
+        const authChanged = trailer();
+        if ('error' in result) {
+          const status = appErrorToStatus(result.error);
+          if (authChanged) status.metadata!.merge(authChanged);
+          callback(status);
+        } else {
+          callback(null, result.response, authChanged);
+        }
       });
     };
   }

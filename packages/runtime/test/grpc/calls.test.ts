@@ -1,5 +1,7 @@
 import { ProbeServiceClient } from '@platform/proto/gen/platform/testing/v1/testing';
 import { AppError } from '../../src/errors/app-error';
+import { authGenerationOf, bumpAuthGeneration } from '../../src/cache/auth-generation';
+import { createMemoryCache } from '../../src/cache/memory-cache';
 import { createGrpcClient } from '../../src/grpc/client';
 import type { GrpcServer } from '../../src/grpc/server';
 import type { GrpcCallContext } from '../../src/grpc/types';
@@ -107,5 +109,41 @@ describe.each(['wire', 'local channel'] as const)('GrpcServer and createGrpcClie
       { requestId: 'req-7f3a', logRequestId: 'req-7f3a' },
       { requestId: undefined, logRequestId: undefined },
     ]);
+  });
+
+  it('tells the caller, with the answer, that the service moved the auth generation during the call, and only then', async () => {
+    // The service's cache and the caller's are separate, as in two processes: only the answer can tell the caller.
+    const serviceCache = createMemoryCache({ keyPrefix: 'service:' });
+    const callerCache = createMemoryCache({ keyPrefix: 'caller:' });
+    const view = authGenerationOf(callerCache);
+    try {
+      const settled = async () => {
+        for (;;) {
+          const generation = await view.current();
+          if (generation?.startsWith('local:') && (await view.current()) === generation) return generation;
+        }
+      };
+      const before = await settled();
+      behaviour = async () => STATUS;
+      await client.getServiceStatus({});
+      expect(await view.current()).toBe(before);
+
+      behaviour = async () => {
+        await bumpAuthGeneration(serviceCache);
+        return STATUS;
+      };
+      await client.getServiceStatus({});
+      const afterChange = await view.current();
+      expect(afterChange).not.toBe(before);
+
+      behaviour = async () => {
+        await bumpAuthGeneration(serviceCache);
+        throw new AppError('conflict', 'changed, then refused');
+      };
+      await expect(client.getServiceStatus({})).rejects.toMatchObject({ code: 'conflict' });
+      expect(await view.current()).not.toBe(afterChange);
+    } finally {
+      await Promise.all([serviceCache.close(), callerCache.close()]);
+    }
   });
 });

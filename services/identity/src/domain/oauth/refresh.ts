@@ -82,8 +82,11 @@ async function rotateLiveToken(deps: IdentityDeps, digest: string, request: Refr
 
 /** Large enough that one statement serves a busy moment's grants; the statement's cost grows with its rows. */
 const ROTATION_BATCH_MAX = 64;
-/** Fewer than the pool's connections, so other queries still find one while batches run. */
-const ROTATION_BATCHES_AT_ONCE = 4;
+/** At most half the pool's connections (and four), so other queries still find one while batches run. */
+function rotationBatchesAtOnce(deps: IdentityDeps): number {
+  const { storage } = deps.config;
+  return storage.kind === 'postgres' ? Math.max(1, Math.min(4, Math.floor(storage.poolMax / 2))) : 1;
+}
 const rotationBatchers = new WeakMap<IdentityDeps, StatementBatcher<Rotation, boolean>>();
 
 /**
@@ -103,7 +106,7 @@ function rotationBatcher(deps: IdentityDeps): StatementBatcher<Rotation, boolean
         return rotations.map(() => false);
       }
     };
-    batcher = new StatementBatcher(rotate, { maxItems: ROTATION_BATCH_MAX, concurrency: ROTATION_BATCHES_AT_ONCE, key: (rotation) => rotation.expected.connection_id });
+    batcher = new StatementBatcher(rotate, { maxItems: ROTATION_BATCH_MAX, concurrency: rotationBatchesAtOnce(deps), key: (rotation) => rotation.expected.connection_id });
     rotationBatchers.set(deps, batcher);
   }
   return batcher;

@@ -407,6 +407,50 @@ describeWith('postgres', 'OAuth grants (identity service)', () => {
       expect(await generationOf(ids[0]!)).toBe(1);
     });
 
+    it('a shared statement that fails (a deadlock) wrote nothing: each of its grants goes the careful way and succeeds once', async () => {
+      const settledWithin = (promise: Promise<unknown>, ms: number) =>
+        Promise.race([promise.then(() => true, () => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), ms))]);
+      // Two rotations in one statement are needed; they share one when both reach the service in one turn, which
+      // tokens it remembers (a second generation: no read first) and calls sent together almost always do.
+      for (let attempt = 1; ; attempt++) {
+        const [x, y] = await Promise.all([connect(), connect()]);
+        const [idX, idY] = await Promise.all([connectionOf(x!.tokens.accessToken, x!.gw.slug), connectionOf(y!.tokens.accessToken, y!.gw.slug)]);
+        const [tokenX, tokenY] = await Promise.all([refresh(x!.tokens.refreshToken, x!.clientId), refresh(y!.tokens.refreshToken, y!.clientId)]);
+
+        // Another session holds X's connection; the statement claims both tokens, then waits for it.
+        const blocker = await databaseOf(platform, { required: true });
+        try {
+          await blocker.query('BEGIN');
+          // This session waits longest before looking for a deadlock, so the service's statement is the one refused.
+          await blocker.query(`SET LOCAL deadlock_timeout = '20s'`);
+          await blocker.query('SELECT 1 FROM identity.oauth_connections WHERE id = $1 FOR UPDATE', [idX]);
+          const grants = [refresh(tokenX!.refreshToken, x!.clientId), refresh(tokenY!.refreshToken, y!.clientId)];
+          if (await settledWithin(grants[1]!, 500)) {
+            // Y went in a statement of its own: no deadlock to make. Let X through and try again.
+            await blocker.query('ROLLBACK');
+            await Promise.all(grants);
+            if (attempt < 5) continue;
+            throw new Error('two grants sent together never shared a statement in 5 attempts');
+          }
+          // Y's claimed token is held by the waiting statement: touching it closes the cycle, and PostgreSQL ends
+          // the statement (not this session, which would wait 20 s before looking).
+          await blocker.query(`UPDATE identity.oauth_tokens SET revoked_at = revoked_at WHERE connection_id = $1 AND kind = 'refresh' AND rotated_at IS NULL`, [idY]);
+          await blocker.query('ROLLBACK');
+          const [grantX, grantY] = await Promise.all(grants);
+          expect(grantX!.error).toBeUndefined();
+          expect(grantY!.error).toBeUndefined();
+        } finally {
+          await blocker.end();
+        }
+        for (const id of [idX, idY]) {
+          expect(await generationOf(id)).toBe(3);
+          const entries = await auditEntries(db, 'oauth.token_issue', id);
+          expect(entries.map((entry) => entry.metadata.generation ?? entry.metadata.grant)).toEqual(['authorization_code', 2, 3]);
+        }
+        return;
+      }
+    });
+
     it('a retired token presented more than 30 s after rotation revokes the whole connection', async () => {
       const { tokens, clientId, gw } = await connect();
       const connectionId = await connectionOf(tokens.accessToken, gw.slug);

@@ -54,8 +54,14 @@ export class StatementBatcher<TItem, TResult> {
   private start(batch: Array<Waiting<TItem, TResult>>): void {
     this.running++;
     const items = batch.map((entry) => entry.item);
-    batch[0]!.scope
-      .runInAsyncScope(() => this.run(items))
+    let running: Promise<TResult[]>;
+    try {
+      running = batch[0]!.scope.runInAsyncScope(() => this.run(items));
+    } catch (error) {
+      // A run that throws before returning its promise fails its batch like one that rejects.
+      running = Promise.reject(error);
+    }
+    running
       .then(
         (results) => {
           if (results.length !== batch.length) throw new Error(`a batch of ${batch.length} was answered with ${results.length} results`);

@@ -77,6 +77,16 @@ describe('StatementBatcher', () => {
     expect(await batcher.submit(3)).toBe(3);
   });
 
+  it('fails the batch of a run that throws before returning its promise', async () => {
+    const batcher = new StatementBatcher<number, number>(
+      () => {
+        throw new Error('no connection');
+      },
+      { maxItems: 10, concurrency: 1 },
+    );
+    await expect(batcher.submit(1)).rejects.toThrow('no connection');
+  });
+
   it('rejects a batch answered with the wrong number of results', async () => {
     const batcher = new StatementBatcher(async (items: number[]) => items.slice(1), { maxItems: 10, concurrency: 1 });
     await expect(Promise.all([batcher.submit(1), batcher.submit(2)])).rejects.toThrow('a batch of 2 was answered with 1 results');

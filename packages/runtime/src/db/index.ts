@@ -8,3 +8,4 @@ export { loadMigrationsFromDir } from './migration-files';
 export { migrateService } from './migrate-service';
 export { assertSchemaName } from './schema-name';
 export { StatementBatcher, type StatementBatcherOptions } from './statement-batcher';
+export { columnNames } from './record-columns';

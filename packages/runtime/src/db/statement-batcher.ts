@@ -54,20 +54,18 @@ export class StatementBatcher<TItem, TResult> {
   private start(batch: Array<Waiting<TItem, TResult>>): void {
     this.running++;
     const items = batch.map((entry) => entry.item);
-    let running: Promise<TResult[]>;
+    let answered: Promise<TResult[]>;
     try {
-      running = batch[0]!.scope.runInAsyncScope(() => this.run(items));
+      answered = batch[0]!.scope.runInAsyncScope(() => this.run(items));
     } catch (error) {
       // A run that throws before returning its promise fails its batch like one that rejects.
-      running = Promise.reject(error);
+      answered = Promise.reject(error);
     }
-    running
-      .then(
-        (results) => {
-          if (results.length !== batch.length) throw new Error(`a batch of ${batch.length} was answered with ${results.length} results`);
-          batch.forEach((entry, index) => entry.resolve(results[index]!));
-        },
-      )
+    answered
+      .then((results) => {
+        if (results.length !== batch.length) throw new Error(`a batch of ${batch.length} was answered with ${results.length} results`);
+        batch.forEach((entry, index) => entry.resolve(results[index]!));
+      })
       .catch((error: unknown) => batch.forEach((entry) => entry.reject(error)))
       .finally(() => {
         this.running--;

@@ -91,7 +91,7 @@ export class LocalChannel implements UnaryChannel {
     const call = new LocalUnaryCall(received, metadata.clone(), deadline);
     let timer: NodeJS.Timeout | undefined;
     let answered = false;
-    const answer = (code: number, details: string, trailer: Metadata | undefined, response?: ReturnType<typeof deserialize>) => {
+    const answer = (code: number, details: string, trailer?: Metadata, response?: ReturnType<typeof deserialize>) => {
       if (answered) return;
       answered = true;
       if (timer) clearTimeout(timer);
@@ -103,13 +103,13 @@ export class LocalChannel implements UnaryChannel {
       // As grpc-js's forced shutdown does: the handler sees the call cancelled, the caller gets CANCELLED.
       cutOff: () => {
         call.cancel();
-        answer(GrpcStatus.CANCELLED, 'Call cancelled', undefined);
+        answer(GrpcStatus.CANCELLED, 'Call cancelled');
       },
     });
     if (Number.isFinite(deadline)) {
       timer = setTimeout(() => {
         call.cancel();
-        answer(GrpcStatus.DEADLINE_EXCEEDED, 'Deadline exceeded', undefined);
+        answer(GrpcStatus.DEADLINE_EXCEEDED, 'Deadline exceeded');
       }, Math.max(0, deadline - Date.now()));
     }
 
@@ -120,14 +120,14 @@ export class LocalChannel implements UnaryChannel {
       try {
         bytes = method.responseSerialize(value);
       } catch {
-        return answer(GrpcStatus.INTERNAL, 'Response message serialization failure', undefined);
+        return answer(GrpcStatus.INTERNAL, 'Response message serialization failure');
       }
-      if (bytes.length > MAX_MESSAGE_BYTES) return answer(GrpcStatus.RESOURCE_EXHAUSTED, `Received message larger than max (${bytes.length} vs. ${MAX_MESSAGE_BYTES})`, undefined);
+      if (bytes.length > MAX_MESSAGE_BYTES) return answer(GrpcStatus.RESOURCE_EXHAUSTED, `Received message larger than max (${bytes.length} vs. ${MAX_MESSAGE_BYTES})`);
       let response: ReturnType<typeof deserialize>;
       try {
         response = deserialize(bytes);
       } catch {
-        return answer(GrpcStatus.INTERNAL, 'Response message parsing error', undefined);
+        return answer(GrpcStatus.INTERNAL, 'Response message parsing error');
       }
       answer(GrpcStatus.OK, 'OK', trailer ?? undefined, response);
     });

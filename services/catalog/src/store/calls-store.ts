@@ -1,4 +1,4 @@
-import type { Queryable } from '@platform/runtime';
+import { columnNames, type Queryable } from '@platform/runtime';
 
 /** A `catalog.call_records` row with whether its gateway and server still exist (computed when read). */
 export interface CallRecordRow {
@@ -101,10 +101,14 @@ function callRow(call: NewCall): Record<string, unknown> {
   };
 }
 
-const CALL_COLUMNS = `event_id, occurred_at, method, exposed_name, outcome, error_class, provider_slug, latency_ms, request_bytes,
-  response_bytes, request_id, captured, request_payload, response_payload, request_truncated, response_truncated`;
-const CONTEXT_COLUMNS = `team_id, gateway_id, gateway_slug, gateway_name, server_id, server_slug, server_name, principal,
-  principal_user_id, client_name`;
+/** A call's own columns and a context's, with their types, as jsonb_to_recordset reads them. */
+const CALL_RECORD = `event_id uuid, occurred_at timestamptz, method text, exposed_name text, outcome text, error_class text,
+  provider_slug text, latency_ms int, request_bytes bigint, response_bytes bigint, request_id text, captured boolean,
+  request_payload text, response_payload text, request_truncated boolean, response_truncated boolean`;
+const CONTEXT_RECORD = `team_id uuid, gateway_id uuid, gateway_slug text, gateway_name text, server_id uuid, server_slug text,
+  server_name text, principal jsonb, principal_user_id uuid, client_name text`;
+const CALL_COLUMNS = columnNames(CALL_RECORD);
+const CONTEXT_COLUMNS = columnNames(CONTEXT_RECORD);
 
 /**
  * One prepared statement whatever the batch size: the calls and the contexts they share travel as two JSON
@@ -115,17 +119,9 @@ const CONTEXT_COLUMNS = `team_id, gateway_id, gateway_slug, gateway_name, server
 const INSERT_CALL_RECORDS = `
   INSERT INTO catalog.call_records (${CALL_COLUMNS}, ${CONTEXT_COLUMNS})
   SELECT ${CALL_COLUMNS.replace(/(\w+)/g, 'c.$1')}, ${CONTEXT_COLUMNS.replace(/(\w+)/g, 'x.$1')}
-    FROM ROWS FROM (jsonb_to_recordset($1::jsonb) AS (
-           event_id uuid, context int, occurred_at timestamptz, method text, exposed_name text, outcome text,
-           error_class text, provider_slug text, latency_ms int, request_bytes bigint, response_bytes bigint,
-           request_id text, captured boolean, request_payload text, response_payload text, request_truncated boolean,
-           response_truncated boolean))
-         WITH ORDINALITY AS c (event_id, context, ${CALL_COLUMNS.replace('event_id, ', '')}, position)
-    JOIN ROWS FROM (jsonb_to_recordset($2::jsonb) AS (
-           team_id uuid, gateway_id uuid, gateway_slug text, gateway_name text, server_id uuid, server_slug text,
-           server_name text, principal jsonb, principal_user_id uuid, client_name text))
-         WITH ORDINALITY AS x (${CONTEXT_COLUMNS}, number) ON x.number = c.context
-   ORDER BY c.position
+    FROM ROWS FROM (jsonb_to_recordset($1::jsonb) AS (context int, ${CALL_RECORD})) WITH ORDINALITY AS c
+    JOIN ROWS FROM (jsonb_to_recordset($2::jsonb) AS (${CONTEXT_RECORD})) WITH ORDINALITY AS x ON x.ordinality = c.context
+   ORDER BY c.ordinality
   ON CONFLICT (event_id) DO NOTHING`;
 
 /**

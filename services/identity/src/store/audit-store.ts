@@ -1,4 +1,4 @@
-import type { AuditEventData, Queryable, Transaction } from '@platform/runtime';
+import { columnNames, type AuditEventData, type Queryable, type Transaction } from '@platform/runtime';
 
 /** An `identity.audit_entries` row with the team's current name and slug joined in. */
 export interface AuditEntryRow {
@@ -35,26 +35,26 @@ export interface NewAuditEntry {
   data: AuditEventData;
 }
 
-const ENTRY_COLUMNS = `event_id, occurred_at, team_id, action, actor_kind, actor_user_id, actor, target_type, target_id, target_label,
-  parent, before, after, metadata, request_id, via, client_ip`;
+/** An entry's columns with their types, as jsonb_to_recordset reads them. */
 const ENTRY_RECORD = `event_id uuid, occurred_at timestamptz, team_id uuid, action text, actor_kind text, actor_user_id uuid, actor jsonb,
   target_type text, target_id text, target_label text, parent jsonb, before jsonb, after jsonb, metadata jsonb,
   request_id text, via jsonb, client_ip text`;
+const ENTRY_COLUMNS = columnNames(ENTRY_RECORD);
 
 /**
  * The SQL that stores the entries of the JSON parameter `$parameter` (made by `auditEntriesParameter`) in their
  * order (entry ids ascend with it), skipping event ids stored before. `depends` is for a caller that writes them
  * inside a larger statement (atomic on its own): an entry is stored exactly when the CTE `from` yields a row
- * matching it by `on`, a condition on that row and `r`, the entry (`r.position` counts from 1).
+ * matching it by `on`, a condition on that row and `r`, the entry (`r.ordinality` counts from 1).
  */
 export function auditEntriesInsertSql(parameter: number, depends?: { from: string; on: string }): string {
   const entries = `ROWS FROM (jsonb_to_recordset($${parameter}::jsonb) AS (${ENTRY_RECORD}))
-            WITH ORDINALITY AS r (${ENTRY_COLUMNS}, position)`;
+            WITH ORDINALITY AS r`;
   const source = depends ? `${depends.from} JOIN ${entries} ON ${depends.on}` : entries;
   return `INSERT INTO identity.audit_entries (${ENTRY_COLUMNS})
      SELECT ${ENTRY_COLUMNS.replace(/(\w+)/g, 'r.$1')}
        FROM ${source}
-      ORDER BY r.position
+      ORDER BY r.ordinality
      ON CONFLICT (event_id) DO NOTHING`;
 }
 

@@ -214,9 +214,7 @@ const ROTATION_RECORD = `digest text, generation integer, connection_id uuid, cl
 export async function claimAndRotate(db: Queryable, rotations: readonly Rotation[]): Promise<boolean[]> {
   const { rows } = await db.query<{ position: string }>(
     `WITH presented AS (
-       SELECT * FROM ROWS FROM (jsonb_to_recordset($1::jsonb) AS (${ROTATION_RECORD})) WITH ORDINALITY AS i (
-         digest, generation, connection_id, client_id, resource, client_name, gateway_id, gateway_slug, person_id, email,
-         display_name, next_generation, access_digest, refresh_digest, access_ttl, refresh_ttl, position)),
+       SELECT * FROM ROWS FROM (jsonb_to_recordset($1::jsonb) AS (${ROTATION_RECORD})) WITH ORDINALITY AS i),
      claimed AS (
        UPDATE identity.oauth_tokens t SET rotated_at = now()
          FROM presented i, identity.oauth_connections c, identity.people p
@@ -225,7 +223,7 @@ export async function claimAndRotate(db: Queryable, rotations: readonly Rotation
           AND c.id = t.connection_id AND c.revoked_at IS NULL AND c.client_id = i.client_id AND c.resource = i.resource
           AND c.client_name = i.client_name AND c.gateway_id = i.gateway_id AND c.gateway_slug = i.gateway_slug
           AND p.id = c.person_id AND p.id = i.person_id AND p.status = 'active' AND p.email = i.email AND p.display_name = i.display_name
-        RETURNING i.position, i.digest, t.connection_id, i.next_generation, i.access_digest, i.refresh_digest, i.access_ttl, i.refresh_ttl),
+        RETURNING i.ordinality AS position, i.digest, t.connection_id, i.next_generation, i.access_digest, i.refresh_digest, i.access_ttl, i.refresh_ttl),
      retired AS (
        UPDATE identity.oauth_tokens t SET rotated_at = now()
          FROM claimed k
@@ -241,7 +239,7 @@ export async function claimAndRotate(db: Queryable, rotations: readonly Rotation
        SELECT v.digest, k.connection_id, v.kind, k.next_generation, now() + make_interval(secs => v.ttl)
          FROM claimed k,
               LATERAL (VALUES (k.access_digest, 'access', k.access_ttl), (k.refresh_digest, 'refresh', k.refresh_ttl)) AS v (digest, kind, ttl)),
-     audited AS (${auditEntriesInsertSql(2, { from: 'claimed', on: 'claimed.position = r.position' })})
+     audited AS (${auditEntriesInsertSql(2, { from: 'claimed', on: 'claimed.position = r.ordinality' })})
      SELECT position FROM claimed`,
     [
       JSON.stringify(

@@ -5,7 +5,7 @@
 export class DropOldestBuffer<T> {
   private items: Array<T | undefined> = [];
   private head = 0;
-  private bytes = 0;
+  private heldBytes = 0;
 
   constructor(
     private readonly limits: { maxItems: number; maxBytes: number },
@@ -16,10 +16,15 @@ export class DropOldestBuffer<T> {
     return this.items.length - this.head;
   }
 
+  /** The estimated bytes held. */
+  get bytes(): number {
+    return this.heldBytes;
+  }
+
   /** Appends an item; returns how many of the oldest were dropped to stay within the limits. */
   push(item: T): number {
     this.items.push(item);
-    this.bytes += this.sizeOf(item);
+    this.heldBytes += this.sizeOf(item);
     return this.trim();
   }
 
@@ -43,7 +48,7 @@ export class DropOldestBuffer<T> {
   unshift(items: T[]): number {
     this.items = [...items, ...this.items.slice(this.head)];
     this.head = 0;
-    for (const item of items) this.bytes += this.sizeOf(item);
+    for (const item of items) this.heldBytes += this.sizeOf(item);
     return this.trim();
   }
 
@@ -52,13 +57,13 @@ export class DropOldestBuffer<T> {
     const count = this.length;
     this.items = [];
     this.head = 0;
-    this.bytes = 0;
+    this.heldBytes = 0;
     return count;
   }
 
   private trim(): number {
     let dropped = 0;
-    while (this.length > 0 && (this.length > this.limits.maxItems || this.bytes > this.limits.maxBytes)) {
+    while (this.length > 0 && (this.length > this.limits.maxItems || this.heldBytes > this.limits.maxBytes)) {
       this.dropFront();
       dropped += 1;
     }
@@ -67,7 +72,7 @@ export class DropOldestBuffer<T> {
   }
 
   private dropFront(): void {
-    this.bytes -= this.sizeOf(this.items[this.head]!);
+    this.heldBytes -= this.sizeOf(this.items[this.head]!);
     // Release the reference so a dropped record can be collected before the next compaction.
     this.items[this.head] = undefined;
     this.head += 1;

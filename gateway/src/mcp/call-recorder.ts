@@ -211,9 +211,13 @@ export function createCallRecorder(options: CallRecorderOptions): CallRecorder {
   }
 
   /** After a record: publish soon, at once when a batch is full; nothing while a drain or back-off is under way. */
+  function fullBatchWaiting(): boolean {
+    return buffer.length >= batchSize || buffer.bytes >= MAX_BATCH_BYTES;
+  }
+
   function schedule(): void {
     if (draining || failures > 0) return;
-    if (buffer.length >= batchSize) {
+    if (fullBatchWaiting()) {
       if (!timer || !timerIsImmediate) arm(0);
     } else if (!timer) arm(lingerMs);
   }
@@ -240,7 +244,9 @@ export function createCallRecorder(options: CallRecorderOptions): CallRecorder {
 
   /** Publishes batches until the buffer is empty; on a failure puts the batch back and arms the back-off. */
   async function drain(): Promise<void> {
-    while (buffer.length > 0) {
+    // One batch now (its time came), then only full ones back to back: records that arrived during a publish wait for
+    // the linger timer again (as Kafka's linger.ms), or a busy gateway publishes a small batch per round trip.
+    do {
       const { sendable: batch, messages } = messagesOf(buffer.take(batchSize, MAX_BATCH_BYTES));
       try {
         await bus.publish(messages);
@@ -254,7 +260,7 @@ export function createCallRecorder(options: CallRecorderOptions): CallRecorder {
         arm(delay);
         return;
       }
-    }
+    } while (fullBatchWaiting());
   }
 
   /** Publishes everything buffered, retrying a failing bus until the deadline; what is left then is dropped. */

@@ -96,6 +96,20 @@ describe('call recorder', () => {
     await eventually(() => callsOf(teamId), (found) => found.length === 1);
   });
 
+  it('sends back to back only full batches: records left behind by a batch wait for the linger time or more records', async () => {
+    const teamId = randomUUID();
+    const recorder = createCallRecorder({ bus, logger: log.logger, batchSize: 3, lingerMs: NEVER });
+    // Five records before the first batch leaves: it takes three, and the two behind it are not a batch yet.
+    for (let n = 1; n <= 5; n += 1) recorder.record(callEvent(teamId, { exposedName: `tool-${n}` }));
+    await eventually(() => batchesOf(teamId), (batches) => batches.length === 1);
+
+    recorder.record(callEvent(teamId, { exposedName: 'tool-6' }));
+    const batches = await eventually(() => batchesOf(teamId), (found) => found.length === 2);
+    const names = batches.map((batch) => itemsOf(batch).map((call) => call.exposedName));
+    expect(names).toContainEqual(['tool-1', 'tool-2', 'tool-3']);
+    expect(names).toContainEqual(['tool-4', 'tool-5', 'tool-6']);
+  });
+
   it('never throws into the caller while publishing throws, and delivers everything once the bus is back', async () => {
     const teamId = randomUUID();
     const failing = switchableBus(bus);

@@ -62,7 +62,7 @@ export interface NewCall {
 /** Calls per statement: a transaction of the consumer (two events of up to 500 calls) in one. */
 const CALLS_PER_STATEMENT = 2_000;
 
-/** A context as a row of the statement's second JSON parameter (jsonb_to_recordset's column names). */
+/** A context as a row of the statement's second JSON parameter (json_to_recordset's column names). */
 function contextRow(context: NewCallContext): Record<string, unknown> {
   return {
     team_id: context.teamId,
@@ -101,7 +101,7 @@ function callRow(call: NewCall): Record<string, unknown> {
   };
 }
 
-/** A call's own columns and a context's, with their types, as jsonb_to_recordset reads them. */
+/** A call's own columns and a context's, with their types, as json_to_recordset reads them. */
 const CALL_RECORD = `event_id uuid, occurred_at timestamptz, method text, exposed_name text, outcome text, error_class text,
   provider_slug text, latency_ms int, request_bytes bigint, response_bytes bigint, request_id text, captured boolean,
   request_payload text, response_payload text, request_truncated boolean, response_truncated boolean`;
@@ -114,13 +114,14 @@ const CONTEXT_COLUMNS = columnNames(CONTEXT_RECORD);
  * One prepared statement whatever the batch size: the calls and the contexts they share travel as two JSON
  * parameters, joined back into rows here (a statement with a placeholder per value had to be parsed and planned
  * afresh for every batch; sending every row whole repeated each context's names and ids per call). WITH ORDINALITY
- * numbers the contexts and keeps the batch's order in the ids.
+ * numbers the contexts and keeps the batch's order in the ids. The parameters are json, not jsonb: each is read once,
+ * row by row, and converting it to jsonb first cost PostgreSQL about 3 of its 35 µs per record.
  */
 const INSERT_CALL_RECORDS = `
   INSERT INTO catalog.call_records (${CALL_COLUMNS}, ${CONTEXT_COLUMNS})
   SELECT ${CALL_COLUMNS.replace(/(\w+)/g, 'c.$1')}, ${CONTEXT_COLUMNS.replace(/(\w+)/g, 'x.$1')}
-    FROM ROWS FROM (jsonb_to_recordset($1::jsonb) AS (context int, ${CALL_RECORD})) WITH ORDINALITY AS c
-    JOIN ROWS FROM (jsonb_to_recordset($2::jsonb) AS (${CONTEXT_RECORD})) WITH ORDINALITY AS x ON x.ordinality = c.context
+    FROM ROWS FROM (json_to_recordset($1::json) AS (context int, ${CALL_RECORD})) WITH ORDINALITY AS c
+    JOIN ROWS FROM (json_to_recordset($2::json) AS (${CONTEXT_RECORD})) WITH ORDINALITY AS x ON x.ordinality = c.context
    ORDER BY c.ordinality
   ON CONFLICT (event_id) DO NOTHING`;
 

@@ -210,11 +210,12 @@ export function createCallRecorder(options: CallRecorderOptions): CallRecorder {
     });
   }
 
-  /** After a record: publish soon, at once when a batch is full; nothing while a drain or back-off is under way. */
+  /** Whether a whole batch waits (by count or by estimated bytes). */
   function fullBatchWaiting(): boolean {
     return buffer.length >= batchSize || buffer.bytes >= MAX_BATCH_BYTES;
   }
 
+  /** After a record: publish soon, at once when a batch is full; nothing while a drain or back-off is under way. */
   function schedule(): void {
     if (draining || failures > 0) return;
     if (fullBatchWaiting()) {
@@ -242,10 +243,12 @@ export function createCallRecorder(options: CallRecorderOptions): CallRecorder {
     return { sendable, messages: groups.size > 0 ? [batchMessage(groups)] : [] };
   }
 
-  /** Publishes batches until the buffer is empty; on a failure puts the batch back and arms the back-off. */
+  /**
+   * Publishes one batch (its time came), then more only while full ones wait: records that arrived during a publish
+   * wait for the linger timer again (as Kafka's linger.ms), or a busy gateway would publish a small batch per round
+   * trip. On a failure puts the batch back and arms the back-off.
+   */
   async function drain(): Promise<void> {
-    // One batch now (its time came), then only full ones back to back: records that arrived during a publish wait for
-    // the linger timer again (as Kafka's linger.ms), or a busy gateway publishes a small batch per round trip.
     do {
       const { sendable: batch, messages } = messagesOf(buffer.take(batchSize, MAX_BATCH_BYTES));
       try {

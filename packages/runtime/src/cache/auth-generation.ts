@@ -28,6 +28,9 @@ export function readAuthGeneration(cache: Cache): Promise<string | null> {
   return cache.get(KEY);
 }
 
+/** How many times this process has moved the generation (see `authChangesMadeHere`). */
+let changesMadeHere = 0;
+
 /**
  * Stores the new value first, then announces it: a process reading the key after the message sees it too. This
  * process's own view moves on at once, before the announcement comes back: the answer that made the change may
@@ -40,8 +43,6 @@ export async function bumpAuthGeneration(cache: Cache): Promise<void> {
   views.get(cache)?.changedHere();
   await cache.publish(CHANNEL, generation);
 }
-
-let changesMadeHere = 0;
 
 /**
  * How many times this process has moved the generation. A gRPC server compares it before and after a call and

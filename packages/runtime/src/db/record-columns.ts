@@ -1,6 +1,7 @@
 /**
  * The names of a column definition list (`"id uuid, name text"` → `"id, name"`): a statement that reads a JSON
- * parameter with `jsonb_to_recordset(…) AS (<list>)` and inserts the same columns names them once, with their types.
+ * parameter with `json_to_recordset(…) AS (<list>)` (or its jsonb twin) and inserts the same columns names them
+ * once, with their types.
  */
 export function columnNames(record: string): string {
   return record

@@ -14,6 +14,7 @@ import {
   type JsonRpcResponse,
 } from './jsonrpc';
 import { relayIdOf } from './relay-ids';
+import { StopSwitch } from './stop-switch';
 import { postToUpstream, type UpstreamAnswer, type UpstreamEndpoint } from './upstream-client';
 import type { UpstreamStreamItem } from './upstream-items';
 
@@ -38,6 +39,9 @@ export function toClient(ctx: CallContext, server: RuntimeServer, message: JsonR
   return null;
 }
 
+/** The upstream request's abort reason when the exchange stops (made once: a reason per exchange would capture a stack). */
+const EXCHANGE_STOPPED = Object.assign(new Error('the exchange was stopped'), { name: 'AbortError' });
+
 /** Why an exchange was stopped early, set by whoever stopped it. */
 type StopReason = 'timeout' | 'cancelled' | 'client_gone';
 
@@ -59,12 +63,12 @@ export async function forwardRequest(
   reply: ClientReply,
   res: ServerResponse,
 ): Promise<ForwardOutcome> {
-  const controller = new AbortController();
+  const stopSwitch = new StopSwitch();
   let stopped: StopReason | undefined;
   const stop = (reason: StopReason) => {
     if (stopped) return;
     stopped = reason;
-    controller.abort();
+    stopSwitch.stop(EXCHANGE_STOPPED);
   };
   // The client closing its connection before the answer ends the exchange; a finished answer also closes it.
   const onClientGone = () => {
@@ -98,7 +102,7 @@ export async function forwardRequest(
   try {
     armIdle();
     endpoint = await endpointFor(ctx, server);
-    const options = { dispatcher: ctx.plane.dispatcher, signal: controller.signal, maxMessageBytes: ctx.plane.settings.maxMessageBytes, timeoutSeconds: server.timeoutSeconds };
+    const options = { dispatcher: ctx.plane.dispatcher, signal: stopSwitch, maxMessageBytes: ctx.plane.settings.maxMessageBytes, timeoutSeconds: server.timeoutSeconds };
     let answer: UpstreamAnswer = await postToUpstream(endpoint, request, options);
     if (answer.kind === 'session_expired') {
       endpoint = await endpointFor(ctx, server, endpoint);

@@ -8,6 +8,7 @@ import { isMessageEvent, SseDecoder } from './sse-decoder';
 import { httpError, protocolError, upstreamFailure } from './upstream-errors';
 import { streamItemOf, type UpstreamStreamItem } from './upstream-items';
 import { firstHeader, PostHandler, type PostAnswer, type PostLimits } from './upstream-post';
+import { signalOf } from './stop-switch';
 
 /**
  * The data plane's client side of MCP's Streamable HTTP transport, towards one upstream server: POST a message and
@@ -97,7 +98,7 @@ export interface PostOptions extends PostLimits {
 
 /** POSTs one JSON-RPC message to the upstream. Throws GatewayRpcError for every failure. */
 export async function postToUpstream(endpoint: UpstreamEndpoint, message: JsonRpcMessage, options: PostOptions): Promise<UpstreamAnswer> {
-  if (endpoint.legacy) return endpoint.legacy.send(message, endpoint.headers, options.signal);
+  if (endpoint.legacy) return endpoint.legacy.send(message, endpoint.headers, signalOf(options.signal));
   const answer = await new Promise<PostAnswer>((resolve, reject) => {
     if (options.signal.aborted) return reject(upstreamFailure(endpoint.serverSlug, options.signal.reason, options.timeoutSeconds));
     const url = new URL(endpoint.url);

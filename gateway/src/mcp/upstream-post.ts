@@ -1,6 +1,7 @@
 import type { Dispatcher } from 'undici';
 import type { GatewayRpcError } from './jsonrpc';
 import { isMessageEvent, SseDecoder } from './sse-decoder';
+import { onStopped, type ExchangeStop } from './stop-switch';
 import { protocolError, upstreamFailure } from './upstream-errors';
 import { streamItemOf, type UpstreamStreamItem } from './upstream-items';
 
@@ -14,8 +15,8 @@ export interface PostAnswer {
 }
 
 export interface PostLimits {
-  /** Aborts the exchange (timeouts, client went away, cancellation). */
-  signal: AbortSignal;
+  /** Stops the exchange early (timeouts, client went away, cancellation). */
+  signal: ExchangeStop;
   maxMessageBytes: number;
   timeoutSeconds: number;
 }
@@ -35,7 +36,6 @@ const READER_STOPPED = new Error('the reader of the upstream answer stopped');
  * survives; every failure reaches the caller as a GatewayRpcError (before the answer) or through the items.
  */
 export class PostHandler implements Dispatcher.DispatchHandler {
-  private controller?: Dispatcher.DispatchController;
   private answer?: PostAnswer;
   private chunks: Buffer[] = [];
   private size = 0;
@@ -45,7 +45,7 @@ export class PostHandler implements Dispatcher.DispatchHandler {
   private decoder?: SseDecoder;
   /** Whether the body is a 2xx JSON answer to gather (decided once, at the response's start). */
   private gathering = false;
-  private readonly onAbort = () => this.controller?.abort(this.limits.signal.reason as Error);
+  private stopListening: (() => void) | undefined;
 
   constructor(
     private readonly slug: string,
@@ -55,9 +55,7 @@ export class PostHandler implements Dispatcher.DispatchHandler {
   ) {}
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
-    this.controller = controller;
-    this.limits.signal.addEventListener('abort', this.onAbort, { once: true });
-    if (this.limits.signal.aborted) this.onAbort();
+    this.stopListening = onStopped(this.limits.signal, () => controller.abort(this.limits.signal.reason as Error));
   }
 
   onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>): void {
@@ -126,7 +124,8 @@ export class PostHandler implements Dispatcher.DispatchHandler {
   }
 
   private done(): void {
-    this.limits.signal.removeEventListener('abort', this.onAbort);
+    this.stopListening?.();
+    this.stopListening = undefined;
   }
 
   private settle(answer: PostAnswer): void {

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { setImmediate as afterPollPhase } from 'node:timers/promises';
 import { CacheClosedError } from './errors';
 import type { Cache } from './port';
 
@@ -95,6 +94,23 @@ export function authGenerationOf(cache: Cache): AuthGeneration {
     liveViews.add(new WeakRef(view));
   }
   return view;
+}
+
+/** The promise every caller of this event-loop turn shares (see afterPollPhase). */
+let nextCheckPhase: Promise<void> | undefined;
+
+/**
+ * Resolves in the check phase that follows the current poll phase. Every caller of one turn shares one Immediate:
+ * under load a single poll reads many requests, and an Immediate with its promises per request was a measurable part
+ * of a gateway call's bookkeeping (docs/performance.md).
+ */
+function afterPollPhase(): Promise<void> {
+  return (nextCheckPhase ??= new Promise<void>((resolve) => {
+    setImmediate(() => {
+      nextCheckPhase = undefined;
+      resolve();
+    });
+  }));
 }
 
 function watchAuthGeneration(cache: Cache): AuthGeneration {

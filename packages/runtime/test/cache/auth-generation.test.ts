@@ -75,6 +75,22 @@ describe('auth generation view (memory cache)', () => {
     await memory.close();
   });
 
+  it('answers every request of one event-loop turn with the generation after that turn\'s poll phase', async () => {
+    const memory = createMemoryCache({ keyPrefix: 'gen:' });
+    const view = authGenerationOf(memory);
+    const before = await view.current();
+    // Requests read in one poll, then (same poll) the handling of a change: every one of them must see the change.
+    const asked = [view.current(), view.current(), view.current()];
+    view.changedHere();
+    const answers = await Promise.all(asked);
+    expect(new Set(answers).size).toBe(1);
+    expect(answers[0]).not.toBe(before);
+    // A later turn starts afresh: a change between turns is seen too.
+    view.changedHere();
+    expect(await view.current()).not.toBe(answers[0]);
+    await memory.close();
+  });
+
   it('is one view per cache, shared by everyone asking', () => {
     const memory = createMemoryCache({ keyPrefix: 'gen:' });
     expect(authGenerationOf(memory)).toBe(authGenerationOf(memory));

@@ -98,10 +98,25 @@ function pendingCall(call: McpCallEvent): PendingCall {
   return { id: randomUUID(), call: rest, payloads, size: RECORD_OVERHEAD_BYTES + payloads.request.length + payloads.response.length };
 }
 
-/** The JSON of what a call's group shares (also the key it is grouped by). */
+/** Contexts already serialised, by their principal object (call-context.ts hands out the same objects per session). */
+const contextJsons = new WeakMap<object, Array<McpCallContext & { json: string }>>();
+/** Contexts remembered per principal object: a person's sessions through a gateway's few servers. */
+const CONTEXTS_PER_PRINCIPAL = 8;
+
+/**
+ * The JSON of what a call's group shares (also the key it is grouped by). Serialised once while the data plane passes
+ * the same gateway, server and principal objects (it never changes them); records built afresh are serialised each time.
+ */
 function contextJson({ call }: PendingCall): string {
+  let known = contextJsons.get(call.principal);
+  const same = known?.find((c) => c.gateway === call.gateway && c.server === call.server && c.teamId === call.teamId && c.clientName === call.clientName);
+  if (same) return same.json;
   const context: McpCallContext = { teamId: call.teamId, gateway: call.gateway, server: call.server, principal: call.principal, clientName: call.clientName };
-  return JSON.stringify(context);
+  const json = JSON.stringify(context);
+  if (!known) contextJsons.set(call.principal, (known = []));
+  if (known.length >= CONTEXTS_PER_PRINCIPAL) known.shift();
+  known.push({ ...context, json });
+  return json;
 }
 
 /** The JSON of the call itself, without what its group shares. */

@@ -1,6 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { RuntimeServer } from '@platform/proto/gen/platform/catalog/v1/catalog';
 import { requestIdOf } from '../request-id';
 import type { McpPrincipal } from '../oauth/resource-server';
+import { gatewayTarget, isoTimestamp, principalOf, serverTarget } from './call-context';
 import { capUtf8 } from './call-payload';
 import type { McpCallEvent } from './call-record';
 import { ClientReply } from './client-reply';
@@ -107,7 +109,7 @@ async function serveRequest(ctx: CallContext, res: ServerResponse, reply: Client
     reply,
     outcome,
     errorClass,
-    ...(server ? { server: { id: server.id, slug: server.slug, name: server.name }, capture: server.capturePayloads ? body.toString('utf8') : undefined } : {}),
+    ...(server ? { server, capture: server.capturePayloads ? body.toString('utf8') : undefined } : {}),
   });
 }
 
@@ -185,7 +187,7 @@ interface Recorded {
   reply: ClientReply;
   outcome: McpCallEvent['outcome'];
   errorClass: string;
-  server?: { id: string; slug: string; name: string };
+  server?: RuntimeServer;
   /** The request's text when the server captures payloads. */
   capture?: string | undefined;
 }
@@ -193,24 +195,16 @@ interface Recorded {
 /** Hands the call record to the recorder (buffered, published off the hot path). */
 function record(plane: DataPlane, ctx: Pick<CallContext, 'principal' | 'resolved' | 'session'>, res: ServerResponse, call: Recorded): void {
   const gateway = ctx.resolved.exposure.runtime.gateway!;
-  const principal = ctx.principal;
   const request = call.capture !== undefined ? capUtf8(call.capture) : undefined;
   const response = call.capture !== undefined ? capUtf8(call.reply.lastMessage) : undefined;
   plane.recorder.record({
     teamId: gateway.teamId,
-    occurredAt: new Date().toISOString(),
+    occurredAt: isoTimestamp(),
     method: call.method,
     exposedName: call.exposedName,
-    gateway: { id: gateway.id, slug: gateway.slug, name: gateway.name },
-    ...(call.server ? { server: call.server } : {}),
-    principal: {
-      kind: 'user',
-      userId: principal.personId,
-      displayName: principal.displayName,
-      email: principal.email,
-      oauthClientName: principal.clientName,
-      oauthClientVerified: principal.clientVerified,
-    },
+    gateway: gatewayTarget(gateway),
+    ...(call.server ? { server: serverTarget(call.server) } : {}),
+    principal: principalOf(ctx.principal),
     clientName: ctx.session.clientName,
     outcome: call.outcome,
     errorClass: call.errorClass,

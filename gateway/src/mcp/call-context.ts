@@ -1,11 +1,9 @@
-import type { Gateway, RuntimeServer } from '@platform/proto/gen/platform/catalog/v1/catalog';
 import type { McpPrincipal } from '../oauth/resource-server';
 import type { McpCallEvent } from './call-record';
 
-type Target = { id: string; slug: string; name: string };
+type Target = McpCallEvent['gateway'];
 
-const gatewayTargets = new WeakMap<Gateway, Target>();
-const serverTargets = new WeakMap<RuntimeServer, Target>();
+const targets = new WeakMap<Target, Target>();
 const principals = new WeakMap<McpPrincipal, McpCallEvent['principal']>();
 
 /**
@@ -14,15 +12,9 @@ const principals = new WeakMap<McpPrincipal, McpCallEvent['principal']>();
  * serialises a session's shared part once, not per call (call-recorder.ts); building and serialising it per call
  * cost about 2 µs of the record's (docs/performance.md). The objects are never changed.
  */
-export function gatewayTarget(gateway: Gateway): Target {
-  let target = gatewayTargets.get(gateway);
-  if (!target) gatewayTargets.set(gateway, (target = { id: gateway.id, slug: gateway.slug, name: gateway.name }));
-  return target;
-}
-
-export function serverTarget(server: RuntimeServer): Target {
-  let target = serverTargets.get(server);
-  if (!target) serverTargets.set(server, (target = { id: server.id, slug: server.slug, name: server.name }));
+export function targetOf(source: Target): Target {
+  let target = targets.get(source);
+  if (!target) targets.set(source, (target = { id: source.id, slug: source.slug, name: source.name }));
   return target;
 }
 

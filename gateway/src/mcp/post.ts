@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RuntimeServer } from '@platform/proto/gen/platform/catalog/v1/catalog';
 import { requestIdOf } from '../request-id';
 import type { McpPrincipal } from '../oauth/resource-server';
-import { gatewayTarget, isoTimestamp, principalOf, serverTarget } from './call-context';
+import { isoTimestamp, principalOf, targetOf } from './call-context';
 import { capUtf8 } from './call-payload';
 import type { McpCallEvent } from './call-record';
 import { ClientReply } from './client-reply';
@@ -202,8 +202,8 @@ function record(plane: DataPlane, ctx: Pick<CallContext, 'principal' | 'resolved
     occurredAt: isoTimestamp(),
     method: call.method,
     exposedName: call.exposedName,
-    gateway: gatewayTarget(gateway),
-    ...(call.server ? { server: serverTarget(call.server) } : {}),
+    gateway: targetOf(gateway),
+    ...(call.server ? { server: targetOf(call.server) } : {}),
     principal: principalOf(ctx.principal),
     clientName: ctx.session.clientName,
     outcome: call.outcome,

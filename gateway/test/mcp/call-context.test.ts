@@ -1,5 +1,5 @@
 import type { Gateway, RuntimeServer } from '@platform/proto/gen/platform/catalog/v1/catalog';
-import { gatewayTarget, isoTimestamp, principalOf, serverTarget } from '../../src/mcp/call-context';
+import { isoTimestamp, principalOf, targetOf } from '../../src/mcp/call-context';
 import type { McpPrincipal } from '../../src/oauth/resource-server';
 
 describe('call record context', () => {
@@ -15,10 +15,10 @@ describe('call record context', () => {
     const server = { id: 's1', slug: 'search', name: 'Search' } as RuntimeServer;
     const principal = { personId: 'p1', email: 'a@example.com', displayName: 'A', clientName: 'Claude', clientVerified: true } as McpPrincipal;
 
-    expect(gatewayTarget(gateway)).toEqual({ id: 'g1', slug: 'tools', name: 'Tools' });
-    expect(gatewayTarget(gateway)).toBe(gatewayTarget(gateway));
-    expect(serverTarget(server)).toEqual({ id: 's1', slug: 'search', name: 'Search' });
-    expect(serverTarget(server)).toBe(serverTarget(server));
+    expect(targetOf(gateway)).toEqual({ id: 'g1', slug: 'tools', name: 'Tools' });
+    expect(targetOf(gateway)).toBe(targetOf(gateway));
+    expect(targetOf(server)).toEqual({ id: 's1', slug: 'search', name: 'Search' });
+    expect(targetOf(server)).toBe(targetOf(server));
     expect(principalOf(principal)).toEqual({
       kind: 'user', userId: 'p1', displayName: 'A', email: 'a@example.com', oauthClientName: 'Claude', oauthClientVerified: true,
     });
@@ -26,7 +26,7 @@ describe('call record context', () => {
 
     // A reloaded gateway (a new object, renamed) is described afresh.
     const renamed = { ...gateway, name: 'Renamed' } as Gateway;
-    expect(gatewayTarget(renamed)).not.toBe(gatewayTarget(gateway));
-    expect(gatewayTarget(renamed).name).toBe('Renamed');
+    expect(targetOf(renamed)).not.toBe(targetOf(gateway));
+    expect(targetOf(renamed).name).toBe('Renamed');
   });
 });

@@ -71,6 +71,8 @@ export function maintenanceRoutes(deps: EdgeDeps): AnyRouteDefinition[] {
           reason: ctx.body.reason ?? '',
           ...(ctx.body.plannedEndAt ? { plannedEndAt: new Date(ctx.body.plannedEndAt).toISOString() } : {}),
         });
+        // This process answers GET /v1/maintenance from its view: it sees its own change now, not when the signal returns.
+        deps.maintenance?.learn(maintenance);
         return { data: presentMaintenance(maintenance), revision: Number(maintenance.revision) };
       },
     }),

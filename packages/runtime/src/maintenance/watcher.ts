@@ -20,6 +20,11 @@ export interface MaintenanceWatcher {
   current(): MaintenanceStatus;
   /** The whole setting as its owner last described it (the GetMaintenance answer or the signal), once known. */
   snapshot(): unknown;
+  /**
+   * Takes a setting this process just received from its owner (the SetMaintenance answer), so the process that carried
+   * a change sees it at once rather than when its own signal comes back; an older revision is ignored as always.
+   */
+  learn(setting: unknown): void;
   /** Calls `listener` after every change this process learns of; returns a function that removes it. */
   onChange(listener: (status: MaintenanceStatus) => void): () => void;
   /** Throws the 503 `maintenance` error when maintenance is on and `work` must pause. */
@@ -62,12 +67,16 @@ export function createMaintenanceWatcher(options: MaintenanceWatcherOptions): Ma
     }
   };
 
+  /** Takes the owner's description of the setting; says so (never its content) when it has another shape. */
+  const take = (whole: unknown, what: string): void => {
+    const next = toMaintenanceStatus(whole);
+    if (next) accept(next, whole);
+    else logger.warn(`${what} in an unexpected shape ignored`);
+  };
+
   const refresh = async (): Promise<void> => {
     try {
-      const answer = await options.fetch();
-      const next = toMaintenanceStatus(answer);
-      if (next) accept(next, answer);
-      else logger.warn('maintenance setting read back in an unexpected shape');
+      take(await options.fetch(), 'maintenance setting read back');
     } catch (error) {
       // Keep the last known status; the next re-read tries again.
       logger.warn({ err: error }, 'could not read the maintenance setting');
@@ -93,9 +102,7 @@ export function createMaintenanceWatcher(options: MaintenanceWatcherOptions): Ma
           } catch {
             parsed = undefined;
           }
-          const next = toMaintenanceStatus(parsed);
-          if (next) accept(next, parsed);
-          else logger.warn('malformed maintenance signal ignored');
+          take(parsed, 'maintenance signal');
         });
       } catch (error) {
         // Without signals the re-read still delivers changes, only later.
@@ -115,6 +122,7 @@ export function createMaintenanceWatcher(options: MaintenanceWatcherOptions): Ma
     isOn: () => status.enabled,
     current: () => status,
     snapshot: () => latest,
+    learn: (setting) => take(setting, 'maintenance setting learnt'),
     onChange(listener) {
       listeners.add(listener);
       return () => {

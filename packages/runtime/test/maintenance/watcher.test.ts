@@ -60,6 +60,20 @@ describe('maintenance watcher', () => {
     expect(watcher.current().reason).toBe('moving racks');
   });
 
+  it('takes a change its own process just wrote at once (no signal, no re-read), never an older one', async () => {
+    const owner = source();
+    const watcher = createMaintenanceWatcher({ cache: createMemoryCache({ keyPrefix: 't:', logger }), fetch: owner.fetch, refreshMs: 3_600_000, logger });
+    watchers.push(watcher);
+    await watcher.start();
+    const written = owner.set({ enabled: true, reason: 'database upgrade' });
+    watcher.learn(written);
+    expect(watcher.isOn()).toBe(true);
+    expect(watcher.snapshot()).toEqual(written);
+    watcher.learn({ enabled: false, reason: '', revision: '1' });
+    watcher.learn('not a setting');
+    expect(watcher.current()).toMatchObject({ enabled: true, reason: 'database upgrade', revision: 2 });
+  });
+
   it('ignores a signal older than what it already knows', async () => {
     const cache = createMemoryCache({ keyPrefix: 't:', logger });
     const owner = source();

@@ -1,10 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import {
   backoffMs,
   callRecordsDropped,
   EVENT_HEADERS,
   injectTraceHeaders,
   TOPICS,
+  timeOrderedUuid,
   type BusMessage,
   type DomainEvent,
   type EventBus,
@@ -91,11 +91,11 @@ function capPayloads(payloads: NonNullable<McpCallEvent['payloads']>): NonNullab
 }
 
 function pendingCall(call: McpCallEvent): PendingCall {
-  if (!call.payloads) return { id: randomUUID(), call, payloads: undefined, size: RECORD_OVERHEAD_BYTES };
+  if (!call.payloads) return { id: timeOrderedUuid(), call, payloads: undefined, size: RECORD_OVERHEAD_BYTES };
   // Keep only the cut payloads: the uncut ones may be large and the buffer holds records for a while.
   const { payloads: uncut, ...rest } = call;
   const payloads = capPayloads(uncut);
-  return { id: randomUUID(), call: rest, payloads, size: RECORD_OVERHEAD_BYTES + payloads.request.length + payloads.response.length };
+  return { id: timeOrderedUuid(), call: rest, payloads, size: RECORD_OVERHEAD_BYTES + payloads.request.length + payloads.response.length };
 }
 
 /** Contexts already serialised, by their principal object (call-context.ts hands out the same objects per session). */
@@ -149,7 +149,7 @@ function beforeDeadline<T>(promise: Promise<T>, deadline: number): Promise<T> {
 
 /** One bus message for a batch: an event envelope whose data is `{groups: [{context, calls}]}` (McpCallBatchData). */
 function batchMessage(groups: Map<string, string[]>): BusMessage {
-  const id = randomUUID();
+  const id = timeOrderedUuid();
   const envelope: Omit<DomainEvent<unknown>, 'data'> = { id, type: CALL_BATCH_EVENT_TYPE, source: 'gateway', occurredAt: new Date().toISOString() };
   const data = [...groups].map(([context, calls]) => `{"context":${context},"calls":[${calls.join(',')}]}`).join(',');
   return {

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { timeOrderedUuid } from '../crypto/time-ordered-id';
 import type { Transaction } from '../db/port';
 import { assertSchemaName } from '../db/schema-name';
 import { injectTraceHeaders } from '../telemetry/tracing';
@@ -32,7 +32,7 @@ interface OutboxRow<T> {
 
 function outboxRow<T>(event: NewEvent<T>): OutboxRow<T> {
   const envelope: DomainEvent<T> = {
-    id: randomUUID(),
+    id: timeOrderedUuid(),
     type: event.type,
     source: event.source,
     occurredAt: new Date().toISOString(),

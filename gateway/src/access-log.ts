@@ -21,10 +21,7 @@ export function observeWhenDone(logger: Logger, req: IncomingMessage, res: Serve
   // Response events fire outside the request's async context; re-enter it so the line carries trace ids.
   const logging = logger.isLevelEnabled('info');
   const activeContext = logging ? context.active() : undefined;
-  let done = false;
   const record = () => {
-    if (done) return;
-    done = true;
     const seconds = Number(process.hrtime.bigint() - startedAt) / 1e9;
     const route = routeOf();
     const status = res.writableFinished ? res.statusCode : 499; // 499: the client went away first
@@ -35,6 +32,6 @@ export function observeWhenDone(logger: Logger, req: IncomingMessage, res: Serve
       withLogContext({ requestId: requestIdOf(res) }, () => logger.info({ method, route, status, durationMs: Math.round(seconds * 1e6) / 1e3 }, 'request')),
     );
   };
-  res.once('finish', record);
+  // 'close' follows 'finish' on every response and also comes alone when the client goes away: one listener sees both.
   res.once('close', record);
 }

@@ -5,7 +5,7 @@ import { routeTemplateOf, UNMATCHED_ROUTE } from './route-template';
 
 /**
  * Opens a SERVER span for the request, continuing the caller's trace when a `traceparent` header is sent.
- * The span lives until the response is finished or the connection closes; its name becomes
+ * The span lives until the response closes (finished, or the connection dropped); its name becomes
  * `METHOD /route/template` once a route has matched.
  */
 export function serverSpanMiddleware(req: Request, res: Response, next: NextFunction): void {
@@ -26,10 +26,7 @@ export function inServerSpan(req: IncomingMessage, res: ServerResponse, routeOf:
     next();
     return;
   }
-  let ended = false;
   const end = () => {
-    if (ended) return;
-    ended = true;
     const route = routeOf();
     span.updateName(`${method} ${route}`);
     span.setAttribute('http.route', route);
@@ -38,7 +35,7 @@ export function inServerSpan(req: IncomingMessage, res: ServerResponse, routeOf:
     if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
     span.end();
   };
-  res.once('finish', end);
+  // 'close' follows 'finish' on every response and also comes alone when the connection drops.
   res.once('close', end);
   context.with(trace.setSpan(parent, span), next);
 }

@@ -17,6 +17,10 @@ beforeAll(async () => {
       app.post('/oauth/token', (_req, res) => {
         res.json({ ok: true });
       });
+      // Answers only after the client has gone away (the abandoned-request case of the access log).
+      app.get('/slow', (req, res) => {
+        req.socket.once('close', () => setTimeout(() => res.end(), 10));
+      });
     },
   });
 });
@@ -32,6 +36,20 @@ describe('request ids', () => {
     expect(line).toMatchObject({ method: 'GET', route: '/v1/teams/{team}/things/{thingId}', status: 200 });
     expect(typeof line.durationMs).toBe('number');
     expect(JSON.stringify(line)).not.toMatch(/x-request-id|user-agent|acme/i);
+  });
+
+  it('logs a request once when it finishes, and as 499 when the client goes away first', async () => {
+    await fetch(edge.url('/healthz'), { headers: { 'x-request-id': 'finished-once-1' } });
+    await accessLogFor(edge, 'finished-once-1');
+    const abandoned = new AbortController();
+    const pending = fetch(edge.url('/slow'), { headers: { 'x-request-id': 'abandoned-499-1' }, signal: abandoned.signal });
+    setTimeout(() => abandoned.abort(), 50);
+    await expect(pending).rejects.toThrow();
+    expect(await accessLogFor(edge, 'abandoned-499-1')).toMatchObject({ method: 'GET', status: 499 });
+    await new Promise((resolve) => setTimeout(resolve, 50)); // the late res.end() must not log again
+    for (const id of ['finished-once-1', 'abandoned-499-1']) {
+      expect(edge.lines.filter((l) => l.msg === 'request' && l.requestId === id)).toHaveLength(1);
+    }
   });
 
   it('generates a UUID when none is sent', async () => {

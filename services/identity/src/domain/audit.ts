@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { ActorKind } from '@platform/proto/gen/platform/common/v1/common';
 import type {
@@ -7,7 +6,7 @@ import type {
   ListAuditEntriesRequest,
   ListAuditEntriesResponse,
 } from '@platform/proto/gen/platform/identity/v1/identity';
-import { AppError, scrubSecrets, type AuditEventData, type DomainEvent, type Logger, type Transaction } from '@platform/runtime';
+import { AppError, scrubSecrets, timeOrderedUuid, type AuditEventData, type DomainEvent, type Logger, type Transaction } from '@platform/runtime';
 import type { IdentityDeps } from '../deps';
 import { findAuditEntry, insertAuditEntries, listAuditEntries, markTargetGone, type AuditEntryRow, type NewAuditEntry } from '../store/audit-store';
 import { iso } from '../store/mappers';
@@ -73,7 +72,7 @@ export async function recordAudit(tx: Transaction, data: AuditEventData): Promis
 
 /** An entry of this service's own, scrubbed, for `recordAudit` or a statement that stores it itself. */
 export function newAuditEntry(data: AuditEventData): NewAuditEntry {
-  return { eventId: randomUUID(), occurredAt: new Date().toISOString(), data: scrubbed(data) };
+  return { eventId: timeOrderedUuid(), occurredAt: new Date().toISOString(), data: scrubbed(data) };
 }
 
 /**

@@ -20,7 +20,6 @@ export function timeOrderedUuid(now = Date.now()): string {
     randomFillSync(pool);
     offset = 0;
   }
-  const b = pool;
   const at = offset;
   offset += RANDOM_BYTES_PER_ID;
   // 48-bit big-endian milliseconds: the high 16 bits and the low 32 bits, each within the safe-integer range.
@@ -35,17 +34,17 @@ export function timeOrderedUuid(now = Date.now()): string {
     HEX[(low >>> 8) & 0xff]! +
     HEX[low & 0xff]! +
     '-' +
-    HEX[0x70 | (b[at]! & 0x0f)]! + // version 7
-    HEX[b[at + 1]!]! +
+    HEX[0x70 | (pool[at]! & 0x0f)]! + // version 7
+    HEX[pool[at + 1]!]! +
     '-' +
-    HEX[0x80 | (b[at + 2]! & 0x3f)]! + // variant 10xx (RFC 9562)
-    HEX[b[at + 3]!]! +
+    HEX[0x80 | (pool[at + 2]! & 0x3f)]! + // variant 10xx (RFC 9562)
+    HEX[pool[at + 3]!]! +
     '-' +
-    HEX[b[at + 4]!]! +
-    HEX[b[at + 5]!]! +
-    HEX[b[at + 6]!]! +
-    HEX[b[at + 7]!]! +
-    HEX[b[at + 8]!]! +
-    HEX[b[at + 9]!]!
+    HEX[pool[at + 4]!]! +
+    HEX[pool[at + 5]!]! +
+    HEX[pool[at + 6]!]! +
+    HEX[pool[at + 7]!]! +
+    HEX[pool[at + 8]!]! +
+    HEX[pool[at + 9]!]!
   );
 }

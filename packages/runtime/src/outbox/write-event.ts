@@ -31,11 +31,12 @@ interface OutboxRow<T> {
 }
 
 function outboxRow<T>(event: NewEvent<T>): OutboxRow<T> {
+  const now = Date.now(); // one reading: the id's time is the event's occurredAt
   const envelope: DomainEvent<T> = {
-    id: timeOrderedUuid(),
+    id: timeOrderedUuid(now),
     type: event.type,
     source: event.source,
-    occurredAt: new Date().toISOString(),
+    occurredAt: new Date(now).toISOString(),
     data: event.data,
   };
   const headers = { ...injectTraceHeaders(), [EVENT_HEADERS.id]: envelope.id, [EVENT_HEADERS.type]: envelope.type };

@@ -72,7 +72,8 @@ export async function recordAudit(tx: Transaction, data: AuditEventData): Promis
 
 /** An entry of this service's own, scrubbed, for `recordAudit` or a statement that stores it itself. */
 export function newAuditEntry(data: AuditEventData): NewAuditEntry {
-  return { eventId: timeOrderedUuid(), occurredAt: new Date().toISOString(), data: scrubbed(data) };
+  const now = Date.now(); // one reading: the id's time is the entry's occurredAt
+  return { eventId: timeOrderedUuid(now), occurredAt: new Date(now).toISOString(), data: scrubbed(data) };
 }
 
 /**

@@ -1,10 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 import autocannon from 'autocannon';
 import { randomBytes } from 'node:crypto';
 import { freePort } from '../src/net';
 import { createTestDatabase, infraUrl, uniquePrefix } from '../src/infra';
 import { TEST_ADMIN } from '../src/platform';
+import { spawnPlatform as spawnPlatformProcess, stopPlatformProcess, waitReady } from '../src/platform-process';
 
 
 const SERVICE_TARGETS = ['identity', 'catalog', 'agents', 'knowledge', 'billing', 'notifications'];
@@ -49,38 +49,12 @@ export async function startPlatformProcess(env: NodeJS.ProcessEnv, options: { sp
 }
 
 function spawnPlatform(target: string, env: NodeJS.ProcessEnv): ChildProcess {
-  const root = path.resolve(__dirname, '../..');
   // BENCH_NODE_ARGS passes flags to the platform's node, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile it.
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  return spawn(process.execPath, [...PLATFORM_NODE_FLAGS, ...nodeArgs, '--import', 'tsx', 'packages/platform/src/main.ts', `--target=${target}`], {
-    cwd: root,
-    env,
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
-}
-
-async function waitReady(readyUrl: string, children: ChildProcess[]): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const exited = children.find((child) => child.exitCode !== null);
-    if (exited) throw new Error(`platform process exited with ${exited.exitCode}`);
-    try {
-      if ((await fetch(readyUrl)).status === 200) return;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) throw new Error(`platform did not become ready (${readyUrl})`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
+  return spawnPlatformProcess(target, env, [...PLATFORM_NODE_FLAGS, ...nodeArgs]);
 }
 
 function processes(url: string, env: NodeJS.ProcessEnv, children: ChildProcess[]): PlatformProcess {
-  const stopOne = (child: ChildProcess) =>
-    new Promise<void>((resolve) => {
-      if (child.exitCode !== null) return resolve();
-      child.once('exit', () => resolve());
-      child.kill('SIGTERM');
-    });
   return {
     url,
     origin: new URL(env.APP_URL ?? url).origin,
@@ -88,7 +62,7 @@ function processes(url: string, env: NodeJS.ProcessEnv, children: ChildProcess[]
     pids: children.map((child) => child.pid!),
     // The edge first, so it stops calling the services before they go.
     stop: async () => {
-      for (const child of children) await stopOne(child);
+      for (const child of children) await stopPlatformProcess(child);
     },
   };
 }

@@ -3,6 +3,7 @@ export * from './tracing';
 export * from './openapi';
 export * from './logging';
 export * from './platform';
+export * from './platform-process';
 export * from './http-client';
 export * from './net';
 export * from './tcp-proxy';

@@ -74,14 +74,14 @@ export function createDataPlane(deps: EdgeDeps): DataPlane {
   const logger = deps.logger.child({ module: 'mcp' });
   const maxAgeMs = settings.sessionMaxAgeSeconds * 1000;
   const dispatcher = createGuardedDispatcher({ allowedNetworks: parseAllowedNetworks(settings.allowedInternalNetworks) });
-  const exposures = new GatewayExposures(deps.clients, logger);
+  const exposures = new GatewayExposures(deps.clients, logger, deps.cache);
   const liveness = new SessionLiveness(deps.cache, logger, maxAgeMs);
   const inFlight = new InFlightRequests(deps.cache);
   const recorder = createCallRecorder(deps);
   const refreshTimers = new Map<string, NodeJS.Timeout>();
 
-  const listening = Promise.all([exposures.listen(deps.cache), liveness.listen(), inFlight.listen()]).catch((error: unknown) => {
-    logger.error({ err: error }, 'the MCP data plane could not subscribe to catalog and session signals; relying on expiry');
+  const listening = Promise.all([liveness.listen(), inFlight.listen()]).catch((error: unknown) => {
+    logger.error({ err: error }, 'the MCP data plane could not subscribe to session signals; relying on expiry');
   });
 
   const plane: DataPlane = {
@@ -116,7 +116,8 @@ export function createDataPlane(deps: EdgeDeps): DataPlane {
     async close() {
       for (const timer of refreshTimers.values()) clearTimeout(timer);
       await listening;
-      await Promise.allSettled([exposures.close(), liveness.close(), inFlight.close(), recorder.flush(), plane.legacy.close()]);
+      exposures.close();
+      await Promise.allSettled([liveness.close(), inFlight.close(), recorder.flush(), plane.legacy.close()]);
       await dispatcher.close();
     },
   };

@@ -1,4 +1,4 @@
-import { onCatalogChange, type Cache, type Logger, type ServiceClients } from '@platform/runtime';
+import { catalogGenerationOf, gatewaysNamedIn, type Cache, type GenerationView, type Logger, type ServiceClients } from '@platform/runtime';
 import { buildExposure, type GatewayExposure } from './exposure';
 
 /** A gateway's exposure plus what the data plane says about its team (identity tokens carry the team's slug). */
@@ -7,31 +7,44 @@ export interface ResolvedGateway {
   teamSlug: string;
 }
 
+interface Entry {
+  value: ResolvedGateway;
+  /** The catalog generation it was loaded under: usable only while that is the current one. */
+  generation: string;
+  expiresAt: number;
+}
+
 /**
- * This replica's memory of what each gateway exposes. An entry lives until the catalog announces a change that
- * may touch it (every replica hears the signal) or, as a safety net against a lost signal, `ttlMs`. Concurrent
- * misses share one catalog call. Listeners hear which gateways changed (the data plane tells connected clients).
+ * This replica's memory of what each gateway exposes. An entry is used only while the catalog generation it was
+ * loaded under is current (runtime catalog-generation.ts: followed in memory while its subscription is live, else
+ * read from the cache), so a change the catalog makes (a capability hidden, a server disabled) takes effect at the
+ * next request on every replica, a lost announcement included. An announcement naming gateways drops just those;
+ * `ttlMs` bounds how long an unused entry is kept. When the generation cannot be learnt (the cache unreachable and
+ * the subscription down) every request asks the catalog. Concurrent misses under one generation share one catalog
+ * call. Listeners hear which gateways an announcement names (the data plane tells connected clients).
  */
 export class GatewayExposures {
-  private readonly entries = new Map<string, { value: ResolvedGateway; expiresAt: number }>();
-  private readonly loading = new Map<string, Promise<ResolvedGateway>>();
+  private readonly entries = new Map<string, Entry>();
+  /** Loads in flight, by slug, each with the generation it runs under: a request of a later one does not join it. */
+  private readonly loading = new Map<string, { generation: string; value: Promise<ResolvedGateway> }>();
   private readonly listeners = new Set<(gatewayIds: string[]) => void>();
-  private unsubscribe: (() => Promise<void>) | undefined;
-  /** Bumped by every change signal, so a load that raced a change is not kept. */
+  private readonly generation: GenerationView;
+  private readonly stopHearing: () => void;
+  /** Bumped by every announcement, so a load that raced a change is not kept. */
   private epoch = 0;
 
   constructor(
     private readonly clients: ServiceClients,
     private readonly logger: Logger,
+    cache: Cache,
     private readonly ttlMs = 30_000,
-  ) {}
-
-  async listen(cache: Cache): Promise<void> {
-    this.unsubscribe = await onCatalogChange(cache, (gatewayIds) => this.forget(gatewayIds));
+  ) {
+    this.generation = catalogGenerationOf(cache);
+    this.stopHearing = this.generation.onAnnouncement((message) => this.forget(gatewaysNamedIn(message)));
   }
 
-  async close(): Promise<void> {
-    await this.unsubscribe?.();
+  close(): void {
+    this.stopHearing();
   }
 
   onChange(listener: (gatewayIds: string[]) => void): () => void {
@@ -39,6 +52,7 @@ export class GatewayExposures {
     return () => this.listeners.delete(listener);
   }
 
+  /** Drops what the named gateways (none: every gateway) expose here and tells the listeners. */
   forget(gatewayIds: string[]): void {
     this.epoch++;
     if (gatewayIds.length === 0) this.entries.clear();
@@ -53,22 +67,30 @@ export class GatewayExposures {
   }
 
   async get(slug: string): Promise<ResolvedGateway> {
-    const entry = this.entries.get(slug);
-    if (entry && entry.expiresAt > Date.now()) return entry.value;
-    let pending = this.loading.get(slug);
-    if (!pending) {
-      pending = this.load(slug).finally(() => this.loading.delete(slug));
-      this.loading.set(slug, pending);
+    let generation: string;
+    try {
+      generation = await this.generation.current();
+    } catch {
+      // Nobody can say whether the catalog changed: ask it, and remember nothing.
+      return this.load(slug, null);
     }
-    return pending;
+    const entry = this.entries.get(slug);
+    if (entry && entry.generation === generation && entry.expiresAt > Date.now()) return entry.value;
+    const pending = this.loading.get(slug);
+    if (pending?.generation === generation) return pending.value;
+    const value = this.load(slug, generation).finally(() => {
+      if (this.loading.get(slug)?.value === value) this.loading.delete(slug);
+    });
+    this.loading.set(slug, { generation, value });
+    return value;
   }
 
-  private async load(slug: string): Promise<ResolvedGateway> {
+  private async load(slug: string, generation: string | null): Promise<ResolvedGateway> {
     const epoch = this.epoch;
     const runtime = await this.clients.catalog.resolveGateway({ slug });
     const team = await this.clients.identity.getTeam({ teamRef: runtime.gateway!.teamId });
     const value: ResolvedGateway = { exposure: buildExposure(runtime), teamSlug: team.slug };
-    if (epoch === this.epoch) this.entries.set(slug, { value, expiresAt: Date.now() + this.ttlMs });
+    if (generation !== null && epoch === this.epoch) this.entries.set(slug, { value, generation, expiresAt: Date.now() + this.ttlMs });
     return value;
   }
 }

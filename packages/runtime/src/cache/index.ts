@@ -3,5 +3,6 @@ export * from './errors';
 export { createMemoryCache, type MemoryCacheOptions } from './memory-cache';
 export { createRedisCache, describeRedisUrl, connectionName, type RedisCacheOptions } from './redis-cache';
 export { createCache } from './create-cache';
-export { readAuthGeneration, bumpAuthGeneration, authGenerationOf, type AuthGeneration } from './auth-generation';
-export { announceCatalogChange, onCatalogChange, CATALOG_CHANGED_CHANNEL } from './catalog-signal';
+export { SharedGeneration, GENERATION_PROBE, type GenerationView, type SharedGenerationOptions } from './shared-generation';
+export { authGeneration, readAuthGeneration, bumpAuthGeneration, authGenerationOf, type AuthGeneration } from './auth-generation';
+export { catalogGeneration, announceCatalogChange, catalogGenerationOf, gatewaysNamedIn, onCatalogChange } from './catalog-generation';

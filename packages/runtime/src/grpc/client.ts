@@ -14,7 +14,7 @@ import { AppError } from '../errors/app-error';
 import { currentLogContext, type Logger } from '../logging/logger';
 import { grpcClientDuration } from '../telemetry/metrics';
 import { injectTraceHeaders, SpanKind, withSpan } from '../telemetry/tracing';
-import { noteAuthChange } from './auth-changed';
+import { noteGenerationsMoved } from './generations-moved';
 import { ERROR_CODE_KEY, statusName, statusToAppError } from './errors';
 import { splitMethodPath } from './method-path';
 import type { UnaryChannel } from './local-channel';
@@ -89,7 +89,7 @@ export function createGrpcClient<C extends Client>(
             (error: ServiceError | null, response?: unknown) => (error ? reject(error) : resolve(response)),
           )
           // Synchronously after the callback, before the caller's continuation runs.
-          .on('status', noteAuthChange);
+          .on('status', noteGenerationsMoved);
       });
 
     methods[key] = async (request: unknown, callOptions: GrpcCallOptions = {}) => {

@@ -14,7 +14,7 @@ import { withLogContext, type Logger } from '../logging/logger';
 import { grpcServerDuration } from '../telemetry/metrics';
 import { extractTraceContext, SpanKind, withSpan } from '../telemetry/tracing';
 import { SpanStatusCode } from '@opentelemetry/api';
-import { authChangeTrailer } from './auth-changed';
+import { generationsMovedTrailer } from './generations-moved';
 import { appErrorToStatus, statusName } from './errors';
 import { HealthRegistry, OVERALL_HEALTH } from './health';
 import { LocalChannel, type LocalCallInFlight, type LocalMethod } from './local-channel';
@@ -141,7 +141,7 @@ export class GrpcServer {
       const requestId = firstString(call.metadata, 'x-request-id');
       const parent = extractTraceContext({ traceparent: firstString(call.metadata, 'traceparent'), tracestate: firstString(call.metadata, 'tracestate') });
       const attributes = { 'rpc.system': 'grpc', 'rpc.service': service, 'rpc.method': method };
-      const trailer = authChangeTrailer();
+      const trailer = generationsMovedTrailer();
 
       const serve = () =>
         withSpan(`${service}/${method}`, { kind: SpanKind.SERVER, parent, attributes }, async (span) => {
@@ -168,13 +168,13 @@ export class GrpcServer {
       void withLogContext(requestId ? { requestId } : {}, serve).then((result) => {
         const code = 'error' in result ? result.error.grpcStatus : GrpcStatus.OK;
         grpcServerDuration.observe({ service, method, code: statusName(code) }, Number(process.hrtime.bigint() - started) / 1e9);
-        const authChanged = trailer();
+        const moved = trailer();
         if ('error' in result) {
           const status = appErrorToStatus(result.error);
-          if (authChanged) status.metadata!.merge(authChanged);
+          if (moved) status.metadata!.merge(moved);
           callback(status);
         } else {
-          callback(null, result.response, authChanged);
+          callback(null, result.response, moved);
         }
       });
     };

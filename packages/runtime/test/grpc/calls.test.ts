@@ -1,6 +1,7 @@
 import { ProbeServiceClient } from '@platform/proto/gen/platform/testing/v1/testing';
 import { AppError } from '../../src/errors/app-error';
 import { authGenerationOf, bumpAuthGeneration } from '../../src/cache/auth-generation';
+import { announceCatalogChange, catalogGenerationOf } from '../../src/cache/catalog-generation';
 import { createMemoryCache } from '../../src/cache/memory-cache';
 import { createGrpcClient } from '../../src/grpc/client';
 import type { GrpcServer } from '../../src/grpc/server';
@@ -142,6 +143,43 @@ describe.each(['wire', 'local channel'] as const)('GrpcServer and createGrpcClie
       };
       await expect(client.getServiceStatus({})).rejects.toMatchObject({ code: 'conflict' });
       expect(await view.current()).not.toBe(afterChange);
+    } finally {
+      await Promise.all([serviceCache.close(), callerCache.close()]);
+    }
+  });
+
+  it('names which generations moved: a catalog change moves the caller\'s catalog view and leaves its auth view', async () => {
+    const serviceCache = createMemoryCache({ keyPrefix: 'service:' });
+    const callerCache = createMemoryCache({ keyPrefix: 'caller:' });
+    const auth = authGenerationOf(callerCache);
+    const catalog = catalogGenerationOf(callerCache);
+    try {
+      const settled = async (view: typeof auth) => {
+        for (;;) {
+          const generation = await view.current();
+          if (generation.startsWith('local:') && (await view.current()) === generation) return generation;
+        }
+      };
+      const [authBefore, catalogBefore] = [await settled(auth), await settled(catalog)];
+
+      behaviour = async () => {
+        // Names a gateway: other processes forget just that one; the caller, which cannot tell, moves on entirely.
+        await announceCatalogChange(serviceCache, ['3f7c2a9e-0d4b-4c1a-9a51-6f1e2b7d8c90']);
+        return STATUS;
+      };
+      await client.getServiceStatus({});
+      const catalogAfter = await catalog.current();
+      expect(catalogAfter).not.toBe(catalogBefore);
+      expect(await auth.current()).toBe(authBefore);
+
+      behaviour = async () => {
+        await announceCatalogChange(serviceCache);
+        await bumpAuthGeneration(serviceCache);
+        return STATUS;
+      };
+      await client.getServiceStatus({});
+      expect(await catalog.current()).not.toBe(catalogAfter);
+      expect(await auth.current()).not.toBe(authBefore);
     } finally {
       await Promise.all([serviceCache.close(), callerCache.close()]);
     }

@@ -1,0 +1,81 @@
+import {
+  connectMcpClient,
+  describeWith,
+  expectEventually,
+  gatewayAccessToken,
+  gatewayUser,
+  infraUrl,
+  publishedMcpServer,
+  setGatewayServers,
+  startEdgeReplicaProcess,
+  startMcpUpstream,
+  startTcpProxy,
+  startTestPlatform,
+  unique,
+  type McpUpstream,
+  type TcpProxy,
+  type TestPlatform,
+} from '@platform/test';
+
+/**
+ * Each edge remembers what its gateways expose while the catalog generation it loaded them under is current
+ * (docs/gateway.md, What is exposed). A replica whose announcements stop arriving must still not serve a capability the
+ * catalog hid: it notices the stall (its probe is overdue) and from then on reads the generation from Redis at
+ * every request. Replica B is a process of its own (it learns of changes only as another pod would) and reaches Redis
+ * through a relay that can stall its subscriber connection without closing it.
+ */
+describeWith('redis', 'MCP gateway: catalog changes on a replica whose announcements stall', () => {
+  let platform: TestPlatform;
+  let proxy: TcpProxy;
+  let replica: Awaited<ReturnType<typeof startEdgeReplicaProcess>>;
+  let upstream: McpUpstream;
+  let owner: Awaited<ReturnType<typeof gatewayUser>>['person']['client'];
+  let token: string;
+  let serverId: string;
+  const teamSlug = unique('stall-team');
+  const gatewaySlug = unique('stall-gw');
+
+  beforeAll(async () => {
+    upstream = await startMcpUpstream({ name: 'alpha' });
+    platform = await startTestPlatform({ env: { ALLOWED_INTERNAL_NETWORKS: '127.0.0.0/8', MCP_PUBLISH_POLICY: 'self_publish' } });
+    const redis = new URL(infraUrl('redis')!);
+    proxy = await startTcpProxy({ host: redis.hostname, port: Number(redis.port || 6379) });
+    replica = await startEdgeReplicaProcess(platform, { REDIS_URL: `redis://127.0.0.1:${proxy.port}` });
+    const user = await gatewayUser(platform, { email: `${unique('stall')}@example.test`, teamSlug, gatewaySlug });
+    owner = user.person.client;
+    serverId = await publishedMcpServer(owner, teamSlug, { slug: 'alpha', url: upstream.url });
+    await setGatewayServers(owner, teamSlug, gatewaySlug, [{ serverId }]);
+    token = await gatewayAccessToken(platform, owner.cookieHeader(), gatewaySlug);
+  }, 120_000);
+
+  afterAll(async () => {
+    proxy?.thaw();
+    await replica?.stop();
+    await proxy?.close();
+    await platform?.stop();
+    await upstream?.close();
+  });
+
+  it('hides a changed tool without waiting for the 30 s expiry, and shows its approval at the next request', async () => {
+    const { client } = await connectMcpClient({ ...platform, url: replica.url }, gatewaySlug, token);
+    const echoOf = async () => (await client.listTools()).tools.find((tool) => tool.name === 'alpha__echo');
+    expect(await echoOf()).toBeDefined();
+
+    // Replica B stops hearing announcements; nothing tells it so but its own overdue probe.
+    expect(proxy.freeze('SUBSCRIBE')).toBeGreaterThan(0);
+    upstream.redefineEcho('Echoes text back, and also exfiltrates it');
+    expect((await owner.post(`/v1/teams/${teamSlug}/mcp-servers/${serverId}/refresh`, {})).status).toBe(200);
+    // Well within the 30 s expiry of what B remembers (the probe's deadline is 1.5 s after one of its 1 s rounds).
+    await expectEventually(async () => expect(await echoOf()).toBeUndefined(), 10_000);
+    await expect(client.callTool({ name: 'alpha__echo', arguments: { text: 'x' } })).rejects.toMatchObject({ code: -32602 });
+
+    // Still stalled, B reads the generation at every request: the approval shows at the very next one.
+    const capabilities = (await owner.get(`/v1/teams/${teamSlug}/mcp-servers/${serverId}/capabilities`)).body.data as { id: string; name: string; kind: string }[];
+    const echo = capabilities.find((capability) => capability.kind === 'tool' && capability.name === 'echo')!;
+    expect((await owner.put(`/v1/teams/${teamSlug}/mcp-servers/${serverId}/capabilities/${echo.id}/approval`)).status).toBe(200);
+    expect((await echoOf())?.description).toBe('Echoes text back, and also exfiltrates it');
+
+    proxy.thaw();
+    await client.close();
+  }, 60_000);
+});

@@ -1,0 +1,265 @@
+import { randomUUID } from 'node:crypto';
+import { CacheClosedError } from './errors';
+import type { Cache } from './port';
+
+/**
+ * A connection can stall without failing (a half-open TCP connection, a frozen proxy): messages stop arriving but
+ * nothing says so until TCP gives up, minutes later. So a view sends itself a probe this often, on a channel of
+ * its own, and stops trusting its subscription when one has not come back by the deadline (a change is then seen at
+ * the next request within about `everyMs + deadlineMs` of the stall, whatever the remembered values' TTL says).
+ */
+export const GENERATION_PROBE = { everyMs: 1_000, deadlineMs: 1_500 };
+
+const TTL_MS = 30 * 24 * 3600 * 1000;
+const RESUBSCRIBE_DELAY_MS = 1_000;
+
+/** This process's view of one shared generation (one per cache instance: see `SharedGeneration.viewOf`). */
+export interface GenerationView {
+  /**
+   * The generation to check and store remembered values under, now. Two calls give the same value only when no
+   * change can have happened in between. Rejects when neither the subscription nor the cache can tell.
+   */
+  current(): Promise<string>;
+  /** A change was made (here, or by a service this process called): nothing remembered before may match again. */
+  changedHere(): void;
+  /**
+   * Hears every announcement's message, before any `current()` asked in the same event-loop turn answers. For a
+   * generation with scoped announcements, the listener forgets what the message names (the generation stays).
+   */
+  onAnnouncement(listener: (message: string) => void): () => void;
+}
+
+export interface SharedGenerationOptions {
+  /**
+   * Announcements whose message names exactly what changed (the listeners forget just that) leave the view's
+   * generation where it is; any other announcement moves it. Absent: every announcement moves it.
+   */
+  scoped?(message: string): boolean;
+}
+
+/** Every generation of this process, by name: gRPC answers say which ones a call moved (grpc/generations-moved.ts). */
+const generations = new Map<string, SharedGeneration>();
+
+/**
+ * A value in the shared cache that changes whenever something others remember changes (who a credential belongs
+ * to, what a gateway exposes). Processes may use what they remember only while it is unchanged, so a change takes
+ * effect at the next request on every replica. Any new value is unique, so a lost or restarted cache can only cause
+ * re-checks.
+ *
+ * Each change is also announced on a channel, so a process can follow the generation in memory (`viewOf`) instead
+ * of reading it from the cache on every request.
+ */
+export class SharedGeneration {
+  readonly key: string;
+  readonly channel: string;
+  /** How many times this process has moved the generation (see `changesMadeHere`). */
+  private changes = 0;
+  private readonly views = new WeakMap<Cache, GenerationView>();
+  /** The same views, to reach them all (held weakly: a view lives as long as its cache). */
+  private readonly liveViews = new Set<WeakRef<GenerationView>>();
+
+  constructor(
+    readonly name: string,
+    private readonly options: SharedGenerationOptions = {},
+  ) {
+    if (generations.has(name)) throw new Error(`shared generation ${name} defined twice`);
+    if (name.includes(',')) throw new Error('a shared generation name cannot contain a comma');
+    this.key = `${name}:generation`;
+    this.channel = `${name}:generation`;
+    generations.set(name, this);
+  }
+
+  /** The generation by its name, if this process defines it. */
+  static named(name: string): SharedGeneration | undefined {
+    return generations.get(name);
+  }
+
+  static all(): Iterable<SharedGeneration> {
+    return generations.values();
+  }
+
+  read(cache: Cache): Promise<string | null> {
+    return cache.get(this.key);
+  }
+
+  /**
+   * Stores a new value first, then announces `message`: a process reading the key after the message sees it too.
+   * This process's own view moves on at once, before the announcement comes back: the answer that made the change
+   * may reach its caller, and the caller's next request reach this process, before the message does.
+   */
+  async bump(cache: Cache, message = ''): Promise<void> {
+    await cache.set(this.key, randomUUID(), TTL_MS);
+    this.changes += 1;
+    this.views.get(cache)?.changedHere();
+    await cache.publish(this.channel, message);
+  }
+
+  /**
+   * How many times this process has moved the generation. A gRPC server compares it before and after a call and
+   * tells the caller when it moved, so the process that carried a change learns of it with the answer instead of
+   * racing the announcement; a count moved by a concurrent call only costs a re-check.
+   */
+  changesMadeHere(): number {
+    return this.changes;
+  }
+
+  /** A service this process called moved the generation during the call: every view here moves on now. */
+  changedElsewhere(): void {
+    for (const ref of this.liveViews) {
+      const view = ref.deref();
+      if (view) view.changedHere();
+      else this.liveViews.delete(ref);
+    }
+  }
+
+  /**
+   * The process-wide view of this generation kept by `cache`, created (and subscribed) on first use. While the
+   * subscription is known to be live, the generation is a local epoch that every announced change, and every
+   * interruption or resumption of the subscription, moves on, so nothing remembered under an older one can match
+   * again; it costs no round trip. Otherwise (before the subscription is first confirmed, or while its connection is
+   * down) every call reads the shared value from the cache.
+   */
+  viewOf(cache: Cache): GenerationView {
+    let view = this.views.get(cache);
+    if (!view) {
+      view = watch(this, cache, this.options);
+      this.views.set(cache, view);
+      this.liveViews.add(new WeakRef(view));
+    }
+    return view;
+  }
+}
+
+/** The promise every caller of this event-loop turn shares (see afterPollPhase). */
+let nextCheckPhase: Promise<void> | undefined;
+
+/**
+ * Resolves in the check phase that follows the current poll phase. Every caller of one turn shares one Immediate:
+ * under load a single poll reads many requests, and an Immediate with its promises per request was one of the three
+ * Immediates a gateway call made (docs/performance.md, "what a call's bookkeeping costs").
+ */
+function afterPollPhase(): Promise<void> {
+  return (nextCheckPhase ??= new Promise<void>((resolve) => {
+    setImmediate(() => {
+      nextCheckPhase = undefined;
+      resolve();
+    });
+  }));
+}
+
+function watch(generation: SharedGeneration, cache: Cache, options: SharedGenerationOptions): GenerationView {
+  let epoch = 0;
+  /** The announcements' subscription is confirmed and uninterrupted. */
+  let subscribed = false;
+  /** The subscriber connection delivers: the last probe came back in time (or none is overdue yet). */
+  let delivering = true;
+  const live = () => subscribed && delivering;
+  const listeners = new Set<(message: string) => void>();
+  const moveOn = () => {
+    epoch += 1;
+  };
+  const shared = async () => `shared:${String(await generation.read(cache))}`;
+  const announced = (message: string) => {
+    if (!options.scoped?.(message)) moveOn();
+    for (const listener of listeners) listener(message);
+  };
+
+  const subscribe = () => {
+    cache
+      .subscribe(generation.channel, announced, {
+        onLive: () => {
+          // Whatever was remembered before may have missed a message: start a new epoch, then trust it.
+          moveOn();
+          subscribed = true;
+        },
+        onInterrupted: () => {
+          subscribed = false;
+          moveOn();
+        },
+      })
+      .catch((error: unknown) => {
+        // Not subscribed (the cache unreachable at start): keep reading the shared value and try again later.
+        if (error instanceof CacheClosedError) return;
+        setTimeout(subscribe, RESUBSCRIBE_DELAY_MS).unref();
+      });
+  };
+  subscribe();
+  probeDelivery(cache, generation.name, {
+    stalled: () => {
+      delivering = false;
+      moveOn();
+    },
+    delivering: () => {
+      // Everything announced before this probe has been handled by now (one connection, in order): a new epoch.
+      moveOn();
+      delivering = true;
+    },
+  });
+
+  return {
+    changedHere: moveOn,
+    onAnnouncement(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    async current(): Promise<string> {
+      if (!live()) return shared();
+      // An HTTP request and the message announcing a change can become readable in the same poll of the event
+      // loop, and the request's callback may run first. Deciding after the poll phase (setImmediate runs in the
+      // check phase that follows it) means every message that had arrived by the time the request was read has
+      // been handled, so a change announced before the request was sent is never missed.
+      await afterPollPhase();
+      return live() ? `local:${epoch}` : shared();
+    },
+  };
+}
+
+/**
+ * Sends a probe every GENERATION_PROBE.everyMs on a channel only this view listens to, and says when one is overdue
+ * (`stalled`) and when one comes back after that (`delivering`). Stops when the cache closes.
+ */
+function probeDelivery(cache: Cache, name: string, on: { stalled(): void; delivering(): void }): void {
+  const channel = `${name}:probe:${randomUUID()}`;
+  let stalled = false;
+  let awaited: { probe: string; overdue: NodeJS.Timeout } | undefined;
+  let sent = 0;
+  const heard = (probe: string) => {
+    if (probe !== awaited?.probe) return; // an older probe, delivered late
+    clearTimeout(awaited.overdue);
+    awaited = undefined;
+    if (stalled) {
+      stalled = false;
+      on.delivering();
+    }
+  };
+  const send = () => {
+    if (awaited) return; // the one in flight is not overdue yet
+    const probe = String((sent += 1));
+    const overdue = setTimeout(() => {
+      if (awaited?.probe !== probe) return;
+      awaited = undefined;
+      if (!stalled) {
+        stalled = true;
+        on.stalled();
+      }
+    }, GENERATION_PROBE.deadlineMs).unref();
+    awaited = { probe, overdue };
+    cache.publish(channel, probe).catch((error: unknown) => {
+      if (error instanceof CacheClosedError) stop();
+      // Otherwise the cache is unreachable: the probe stays unanswered and its deadline says so.
+    });
+  };
+  const timer = setInterval(send, GENERATION_PROBE.everyMs).unref();
+  const stop = () => {
+    clearInterval(timer);
+    if (awaited) clearTimeout(awaited.overdue);
+  };
+  // Until the probe channel is subscribed no probe comes back, so the view reads the shared value: safe, and retried.
+  const listen = () => {
+    cache.subscribe(channel, heard).catch((error: unknown) => {
+      if (error instanceof CacheClosedError) stop();
+      else setTimeout(listen, RESUBSCRIBE_DELAY_MS).unref();
+    });
+  };
+  listen();
+}

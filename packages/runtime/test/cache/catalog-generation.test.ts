@@ -1,0 +1,132 @@
+import { describeWith, startTcpProxy, uniquePrefix } from '@platform/test';
+import { authGenerationOf, bumpAuthGeneration } from '../../src/cache/auth-generation';
+import { announceCatalogChange, catalogGeneration, catalogGenerationOf, gatewaysNamedIn, onCatalogChange } from '../../src/cache/catalog-generation';
+import { createMemoryCache } from '../../src/cache/memory-cache';
+import type { Cache } from '../../src/cache/port';
+import { createRedisCache } from '../../src/cache/redis-cache';
+import { SharedGeneration } from '../../src/cache/shared-generation';
+import { createLogger } from '../../src/logging/logger';
+import { sleep, waitFor } from './wait';
+
+const logger = createLogger({ level: 'silent' });
+const GATEWAY_A = '0b9e3c1e-5d2f-4a7b-8c6d-1e2f3a4b5c6d';
+const GATEWAY_B = '7d1f0a2b-3c4d-4e5f-8a9b-0c1d2e3f4a5b';
+
+/** The view's generation once its subscription is confirmed and nothing is moving it. */
+async function settled(current: () => Promise<string>): Promise<string> {
+  for (const giveUpAt = Date.now() + 5_000; Date.now() < giveUpAt; await sleep(10)) {
+    const generation = await current();
+    if (generation.startsWith('local:') && (await current()) === generation) return generation;
+  }
+  throw new Error('the view never settled on a local generation');
+}
+
+describe('catalog generation (memory cache)', () => {
+  let cache: Cache;
+  beforeEach(() => {
+    cache = createMemoryCache({ keyPrefix: uniquePrefix('catgen') });
+  });
+  afterEach(() => cache.close());
+
+  it('hears an announcement naming gateways without moving the generation; one naming none moves it', async () => {
+    const view = catalogGenerationOf(cache);
+    const heard: string[][] = [];
+    const stop = view.onAnnouncement((message) => heard.push(gatewaysNamedIn(message)));
+    const before = await settled(() => view.current());
+
+    await announceCatalogChange(cache, [GATEWAY_A, GATEWAY_B]);
+    // The announcing process's own view moved on at once (it cannot wait for its announcement to come back).
+    const afterOwn = await view.current();
+    expect(afterOwn).not.toBe(before);
+    await waitFor(() => heard.length === 1, 'the announcement');
+    expect(heard[0]).toEqual([GATEWAY_A, GATEWAY_B]);
+    expect(await view.current()).toBe(afterOwn);
+
+    await announceCatalogChange(cache);
+    await waitFor(() => heard.length === 2, 'the second announcement');
+    expect(heard[1]).toEqual([]);
+    const afterAny = await view.current();
+    expect(afterAny).not.toBe(afterOwn);
+    stop();
+  });
+
+  it('stores a new shared value at every change, which a process that cannot follow announcements reads', async () => {
+    const values = new Set<string | null>([await catalogGeneration.read(cache)]);
+    for (let change = 0; change < 3; change++) {
+      await announceCatalogChange(cache, [GATEWAY_A]);
+      values.add(await catalogGeneration.read(cache));
+    }
+    expect(values.size).toBe(4);
+    expect(values.has(null)).toBe(true);
+  });
+
+  it('is independent of the auth generation', async () => {
+    const catalog = catalogGenerationOf(cache);
+    const auth = authGenerationOf(cache);
+    const [catalogBefore, authBefore] = [await settled(() => catalog.current()), await settled(() => auth.current())];
+    await bumpAuthGeneration(cache);
+    expect(await catalog.current()).toBe(catalogBefore);
+    expect(await auth.current()).not.toBe(authBefore);
+    const authAfter = await auth.current();
+    await announceCatalogChange(cache);
+    expect(await catalog.current()).not.toBe(catalogBefore);
+    expect(await auth.current()).toBe(authAfter);
+  });
+
+  it('refuses a second generation of the same name (a process has one of each)', () => {
+    expect(() => new SharedGeneration('catalog')).toThrow(/defined twice/);
+    expect(SharedGeneration.named('catalog')).toBe(catalogGeneration);
+  });
+});
+
+describeWith('redis', 'catalog generation (redis cache)', (url) => {
+  let keyPrefix: string;
+  let catalogService: Cache;
+
+  beforeEach(() => {
+    keyPrefix = uniquePrefix('catgen');
+    catalogService = createRedisCache({ url: url(), keyPrefix, logger });
+  });
+  afterEach(() => catalogService.close());
+
+  it("tells another process's listeners which gateways changed, before that process answers its next request", async () => {
+    const edge = createRedisCache({ url: url(), keyPrefix, logger });
+    try {
+      const view = catalogGenerationOf(edge);
+      const before = await settled(() => view.current());
+      const heard: string[][] = [];
+      view.onAnnouncement((message) => heard.push(gatewaysNamedIn(message)));
+      const outside: string[][] = [];
+      const unsubscribe = await onCatalogChange(edge, (ids) => outside.push(ids));
+
+      await announceCatalogChange(catalogService, [GATEWAY_A]);
+      await waitFor(() => heard.length === 1 && outside.length === 1, 'the announcement');
+      expect(heard).toEqual([[GATEWAY_A]]);
+      expect(outside).toEqual([[GATEWAY_A]]);
+      expect(await view.current()).toBe(before);
+      await unsubscribe();
+    } finally {
+      await edge.close();
+    }
+  });
+
+  it('when the subscription stalls, a change whose announcement is held back is still seen, from the shared value', async () => {
+    const target = new URL(url());
+    const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 6379) });
+    const edge = createRedisCache({ url: `redis://127.0.0.1:${proxy.port}`, keyPrefix, logger });
+    try {
+      const view = catalogGenerationOf(edge);
+      const before = await settled(() => view.current());
+      expect(proxy.freeze('SUBSCRIBE')).toBe(1);
+      await announceCatalogChange(catalogService, [GATEWAY_A]);
+      // Only the overdue probe can tell; from then on every call reads the shared value, which the change moved.
+      let now = await view.current();
+      for (const giveUpAt = Date.now() + 5_000; now === before && Date.now() < giveUpAt; now = await view.current()) await sleep(20);
+      expect(now).toBe(`shared:${await catalogGeneration.read(catalogService)}`);
+      proxy.thaw();
+    } finally {
+      await edge.close();
+      await proxy.close();
+    }
+  });
+});

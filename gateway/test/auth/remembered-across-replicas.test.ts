@@ -6,7 +6,7 @@ import {
   killRedisConnections,
   newPerson,
   newTeam,
-  startEdgeReplica,
+  startEdgeReplicaProcess,
   startTestPlatform,
   type TestPerson,
   type TestPlatform,
@@ -16,17 +16,19 @@ import {
  * Edges remember who a credential is (AUTH_CACHE_SECONDS, default 10 s) and follow the auth generation in memory
  * through a Redis subscription. A change made through one replica must still take effect at the next request on
  * another, including when the other's subscriber connection has just dropped (it then reads the generation from
- * Redis until it has re-subscribed, and forgets everything remembered before).
+ * Redis until it has re-subscribed, and forgets everything remembered before). The replica is a process of its own,
+ * so it learns of a change only from the announcement, as another pod would (in one process, the gRPC answer that
+ * tells the first replica would move the second's view too).
  */
 describeWith('postgres', 'remembered authentication across edge replicas', () => {
   let platform: TestPlatform;
-  let replica: Awaited<ReturnType<typeof startEdgeReplica>>;
+  let replica: Awaited<ReturnType<typeof startEdgeReplicaProcess>>;
   let owner: TestPerson;
   let team: string;
 
   beforeAll(async () => {
     platform = await startTestPlatform();
-    replica = await startEdgeReplica(platform);
+    replica = await startEdgeReplicaProcess(platform);
     const admin = await adminClient(platform);
     owner = await newPerson(platform, admin, 'remembered');
     team = await newTeam(admin, owner);

@@ -284,6 +284,10 @@ log4j.logger.org.apache.kafka=INFO
 log4j.logger.kafka.request.logger=WARN
 log4j.logger.state.change.logger=WARN
 log4j.logger.kafka.log.LogCleaner=WARN
+log4j.logger.kafka.log=WARN
+log4j.logger.kafka.cluster=WARN
+log4j.logger.kafka.coordinator.group=WARN
+log4j.logger.org.apache.kafka.storage=WARN
 EOF
   mv "$KAFKA_LOG4J.tmp" "$KAFKA_LOG4J"
   cat >"$KAFKA_CONF.tmp" <<EOF
@@ -330,6 +334,8 @@ EOF
   elif port_open 127.0.0.1 "$KAFKA_PORT"; then
     info "something already listens on 127.0.0.1:$KAFKA_PORT (not started by this script); using it as the Kafka broker"
   else
+    # A new broker, a new log: the previous one is kept as kafka.log.1 (appending for ever grew it without bound).
+    if [ -f "$KAFKA_LOG" ]; then mv -f "$KAFKA_LOG" "$KAFKA_LOG.1"; fi
     if [ ! -f "$KAFKA_DATA/meta.properties" ]; then
       step "formatting Kafka KRaft storage in $KAFKA_DATA"
       if [ ! -f "$KAFKA_STATE/cluster-id" ]; then

@@ -2,7 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import autocannon from 'autocannon';
 import { randomBytes } from 'node:crypto';
 import { freePort } from '../src/net';
-import { createTestDatabase, infraUrl, uniquePrefix } from '../src/infra';
+import { createTestDatabase, deleteKafkaState, infraUrl, uniquePrefix } from '../src/infra';
 import { TEST_ADMIN } from '../src/platform';
 import { spawnPlatform as spawnPlatformProcess, stopPlatformProcess, waitReady } from '../src/platform-process';
 
@@ -127,6 +127,9 @@ export async function realInfrastructure(label: string): Promise<{ env: NodeJS.P
       BOOTSTRAP_ADMIN_EMAIL: TEST_ADMIN.email,
       BOOTSTRAP_ADMIN_PASSWORD: TEST_ADMIN.password,
     },
-    cleanup: () => database.drop(),
+    cleanup: async () => {
+      await database.drop();
+      await deleteKafkaState(kafka, prefix);
+    },
   };
 }

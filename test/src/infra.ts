@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { Kafka, logLevel } from 'kafkajs';
 import { Client } from 'pg';
 import { createClient } from 'redis';
 
@@ -82,6 +83,28 @@ export async function createTestDatabase(adminUrl: string): Promise<{ url: strin
 /** A unique prefix for Kafka topics, consumer groups and Redis keys, so parallel tests never share state. */
 export function uniquePrefix(label: string): string {
   return `t-${label}-${randomUUID().slice(0, 8)}.`;
+}
+
+/**
+ * Deletes the Kafka topics and consumer groups named with `prefix` (see `uniquePrefix`) once a test is done with
+ * them: every test platform makes a few topics of its own, and a local broker that keeps them all grows without end
+ * (thousands of partitions slow its start and fill its disk). Best effort: a failure is reported, never thrown, since
+ * it says nothing about the test.
+ */
+export async function deleteKafkaState(brokers: string, prefix: string): Promise<void> {
+  if (!prefix.startsWith('t-')) throw new Error(`refusing to delete Kafka state outside a test prefix: ${prefix}`);
+  const admin = new Kafka({ clientId: 'test-cleanup', brokers: brokers.split(','), logLevel: logLevel.NOTHING }).admin();
+  try {
+    await admin.connect();
+    const groups = (await admin.listGroups()).groups.map((group) => group.groupId).filter((id) => id.startsWith(prefix));
+    if (groups.length > 0) await admin.deleteGroups(groups);
+    const topics = (await admin.listTopics()).filter((topic) => topic.startsWith(prefix));
+    if (topics.length > 0) await admin.deleteTopics({ topics, timeout: 10_000 });
+  } catch (error) {
+    process.stderr.write(`could not delete the Kafka topics and groups of ${prefix}: ${error instanceof Error ? error.message : String(error)}\n`);
+  } finally {
+    await admin.disconnect().catch(() => undefined);
+  }
 }
 
 /**

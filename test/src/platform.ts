@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startPlatform, type RunningPlatform } from '@platform/platform/src/platform';
-import { createTestDatabase, infraUrl, uniquePrefix } from './infra';
+import { createTestDatabase, deleteKafkaState, infraUrl, uniquePrefix } from './infra';
 import { freePort } from './net';
 import { spawnPlatform, stopPlatformProcess, waitReady } from './platform-process';
 
@@ -39,7 +39,10 @@ export async function realInfraEnv(urls: { postgres: string; redis: string; kafk
       API_KEY_PEPPER: randomBytes(32).toString('base64'),
       OUTBOX_POLL_MS: '200',
     },
-    cleanup: () => database.drop(),
+    cleanup: async () => {
+      await database.drop();
+      await deleteKafkaState(urls.kafka, prefix);
+    },
   };
 }
 

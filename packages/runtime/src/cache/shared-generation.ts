@@ -84,13 +84,14 @@ export class SharedGeneration {
 
   /**
    * Stores a new value first, then announces `message`: a process reading the key after the message sees it too.
-   * This process's own view moves on at once, before the announcement comes back: the answer that made the change
-   * may reach its caller, and the caller's next request reach this process, before the message does.
+   * This process's own view, and the count a gRPC answer reports, move on first, whatever the cache then does: the
+   * answer that made the change may reach its caller, and the caller's next request reach this process (or the
+   * caller itself), before the message does, or when the cache cannot be written at all.
    */
   async bump(cache: Cache, message = ''): Promise<void> {
-    await cache.set(this.key, randomUUID(), TTL_MS);
     this.changes += 1;
     this.views.get(cache)?.changedHere();
+    await cache.set(this.key, randomUUID(), TTL_MS);
     await cache.publish(this.channel, message);
   }
 

@@ -178,8 +178,19 @@ describe.each(['wire', 'local channel'] as const)('GrpcServer and createGrpcClie
         return STATUS;
       };
       await client.getServiceStatus({});
-      expect(await catalog.current()).not.toBe(catalogAfter);
+      const catalogThen = await catalog.current();
+      expect(catalogThen).not.toBe(catalogAfter);
       expect(await auth.current()).not.toBe(authBefore);
+
+      // The service's cache cannot be written (Redis down after the change was committed): the call fails, and the
+      // caller still moves on, since only the answer can tell it.
+      const unwritable = { ...serviceCache, set: () => Promise.reject(new Error('cache unreachable')) };
+      behaviour = async () => {
+        await announceCatalogChange(unwritable);
+        return STATUS;
+      };
+      await expect(client.getServiceStatus({})).rejects.toMatchObject({ code: 'internal' });
+      expect(await catalog.current()).not.toBe(catalogThen);
     } finally {
       await Promise.all([serviceCache.close(), callerCache.close()]);
     }

@@ -102,32 +102,19 @@ export function platformUrl(platform: RunningPlatform, pathname: string): string
   return `http://127.0.0.1:${platform.httpPort}${pathname}`;
 }
 
-/** The environment of a second edge (`--target=gateway`) beside `first`: its settings, services at its gRPC address. */
-function edgeReplicaEnv(first: TestPlatform, env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  const address = first.platform.grpcAddress;
-  if (!address || first.env.DATABASE_URL === undefined) throw new Error('an edge replica needs a platform on real infrastructure');
-  const addresses = Object.fromEntries(['IDENTITY', 'CATALOG', 'AGENTS', 'KNOWLEDGE', 'BILLING', 'NOTIFICATIONS'].map((name) => [`${name}_SERVICE_ADDR`, address]));
-  return { ...first.env, ...addresses, PORT: '0', GRPC_PORT: '0', ...env };
-}
-
 /**
  * A second edge (`--target=gateway`) beside a test platform on real infrastructure: the same database, Redis,
  * Kafka and keys, its services reached over the first platform's gRPC address. Requests may then land on either
- * replica, as behind a Kubernetes Service. `env` overrides the replica's own settings (e.g. its REDIS_URL).
- *
- * It runs in the test's process, so it shares module state with the first platform (the views of shared
- * generations among them: a change one replica learns from a gRPC answer moves both). Where what one replica learns
- * on its own matters, use `startEdgeReplicaProcess`.
+ * replica, as behind a Kubernetes Service. It is a process of its own, so it learns of changes only as another pod
+ * would (in the test's process it would share module state with the first platform: a change one replica learns
+ * from a gRPC answer would move the other's views too). `env` overrides its own settings (e.g. its REDIS_URL).
  */
 export async function startEdgeReplica(first: TestPlatform, env: NodeJS.ProcessEnv = {}): Promise<{ url(pathname: string): string; stop(): Promise<void> }> {
-  const edge = await startPlatform({ target: 'gateway', env: edgeReplicaEnv(first, env) });
-  return { url: (pathname) => platformUrl(edge, pathname), stop: () => edge.stop() };
-}
-
-/** The same replica as `startEdgeReplica`, as a process of its own: it learns of changes only as another pod would. */
-export async function startEdgeReplicaProcess(first: TestPlatform, env: NodeJS.ProcessEnv = {}): Promise<{ url(pathname: string): string; stop(): Promise<void> }> {
+  const address = first.platform.grpcAddress;
+  if (!address || first.env.DATABASE_URL === undefined) throw new Error('an edge replica needs a platform on real infrastructure');
+  const addresses = Object.fromEntries(['IDENTITY', 'CATALOG', 'AGENTS', 'KNOWLEDGE', 'BILLING', 'NOTIFICATIONS'].map((name) => [`${name}_SERVICE_ADDR`, address]));
   const port = await freePort();
-  const child = spawnPlatform('gateway', { ...process.env, ...edgeReplicaEnv(first, env), PORT: String(port) });
+  const child = spawnPlatform('gateway', { ...process.env, ...first.env, ...addresses, PORT: String(port), GRPC_PORT: '0', ...env });
   const url = (pathname: string) => `http://127.0.0.1:${port}${pathname}`;
   try {
     await waitReady(url('/readyz'), [child]);

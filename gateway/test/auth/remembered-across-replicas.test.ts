@@ -6,7 +6,7 @@ import {
   killRedisConnections,
   newPerson,
   newTeam,
-  startEdgeReplicaProcess,
+  startEdgeReplica,
   startTestPlatform,
   type TestPerson,
   type TestPlatform,
@@ -22,13 +22,13 @@ import {
  */
 describeWith('postgres', 'remembered authentication across edge replicas', () => {
   let platform: TestPlatform;
-  let replica: Awaited<ReturnType<typeof startEdgeReplicaProcess>>;
+  let replica: Awaited<ReturnType<typeof startEdgeReplica>>;
   let owner: TestPerson;
   let team: string;
 
   beforeAll(async () => {
     platform = await startTestPlatform();
-    replica = await startEdgeReplicaProcess(platform);
+    replica = await startEdgeReplica(platform);
     const admin = await adminClient(platform);
     owner = await newPerson(platform, admin, 'remembered');
     team = await newTeam(admin, owner);

@@ -7,7 +7,7 @@ import {
   infraUrl,
   publishedMcpServer,
   setGatewayServers,
-  startEdgeReplicaProcess,
+  startEdgeReplica,
   startMcpUpstream,
   startTcpProxy,
   startTestPlatform,
@@ -27,7 +27,7 @@ import {
 describeWith('redis', 'MCP gateway: catalog changes on a replica whose announcements stall', () => {
   let platform: TestPlatform;
   let proxy: TcpProxy;
-  let replica: Awaited<ReturnType<typeof startEdgeReplicaProcess>>;
+  let replica: Awaited<ReturnType<typeof startEdgeReplica>>;
   let upstream: McpUpstream;
   let owner: Awaited<ReturnType<typeof gatewayUser>>['person']['client'];
   let token: string;
@@ -40,7 +40,7 @@ describeWith('redis', 'MCP gateway: catalog changes on a replica whose announcem
     platform = await startTestPlatform({ env: { ALLOWED_INTERNAL_NETWORKS: '127.0.0.0/8', MCP_PUBLISH_POLICY: 'self_publish' } });
     const redis = new URL(infraUrl('redis')!);
     proxy = await startTcpProxy({ host: redis.hostname, port: Number(redis.port || 6379) });
-    replica = await startEdgeReplicaProcess(platform, { REDIS_URL: `redis://127.0.0.1:${proxy.port}` });
+    replica = await startEdgeReplica(platform, { REDIS_URL: `redis://127.0.0.1:${proxy.port}` });
     const user = await gatewayUser(platform, { email: `${unique('stall')}@example.test`, teamSlug, gatewaySlug });
     owner = user.person.client;
     serverId = await publishedMcpServer(owner, teamSlug, { slug: 'alpha', url: upstream.url });

@@ -16,7 +16,8 @@ import {
 
 /**
  * Sessions are not pinned to a replica: a session opened on one edge keeps working when its requests land on
- * another, including the answer to a question relayed from upstream, a cancellation, and ending the session.
+ * another, including the answer to a question relayed from upstream, a cancellation, and ending the session. The
+ * second replica is a process of its own, so nothing reaches it but what another pod would see (Redis, Kafka, gRPC).
  */
 describeWith('postgres', 'MCP gateway sessions across edge replicas', () => {
   let platform: TestPlatform;

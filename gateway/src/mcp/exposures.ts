@@ -21,7 +21,8 @@ interface Entry {
  * next request on every replica, a lost announcement included. An announcement naming gateways drops just those;
  * `ttlMs` bounds how long an unused entry is kept. When the generation cannot be learnt (the cache unreachable and
  * the subscription down) every request asks the catalog. Concurrent misses under one generation share one catalog
- * call. Listeners hear which gateways an announcement names (the data plane tells connected clients).
+ * call. Listeners hear which gateways an announcement names (the data plane tells connected clients), and hear
+ * "every gateway" when the subscription is trusted again after an interruption or a stall, when some may have been lost.
  */
 export class GatewayExposures {
   private readonly entries = new Map<string, Entry>();
@@ -40,7 +41,12 @@ export class GatewayExposures {
     private readonly ttlMs = 30_000,
   ) {
     this.generation = catalogGenerationOf(cache);
-    this.stopHearing = this.generation.onAnnouncement((message) => this.forget(gatewaysNamedIn(message)));
+    const stops = [
+      this.generation.onAnnouncement((message) => this.forget(gatewaysNamedIn(message))),
+      // Announcements may have been lost meanwhile: connected clients are told that any list may have changed.
+      this.generation.onResumed(() => this.forget([])),
+    ];
+    this.stopHearing = () => stops.forEach((stop) => stop());
   }
 
   close(): void {

@@ -1,3 +1,5 @@
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { connectionName } from '@platform/runtime';
 import {
   connectMcpClient,
   describeWith,
@@ -5,6 +7,7 @@ import {
   gatewayAccessToken,
   gatewayUser,
   infraUrl,
+  killRedisConnections,
   publishedMcpServer,
   setGatewayServers,
   startEdgeReplica,
@@ -76,6 +79,25 @@ describeWith('redis', 'MCP gateway: catalog changes on a replica whose announcem
     expect((await echoOf())?.description).toBe('Echoes text back, and also exfiltrates it');
 
     proxy.thaw();
+    await client.close();
+  }, 60_000);
+
+  it('tells connected clients that lists may have changed once it trusts its subscription again after losing it', async () => {
+    const { client } = await connectMcpClient({ ...platform, url: replica.url }, gatewaySlug, token);
+    let listChanges = 0;
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      listChanges += 1;
+    });
+    expect((await client.listTools()).tools.length).toBeGreaterThan(0);
+    // The GET stream is open once a notification sent through it arrives; a ping does not use it, so wait for quiet.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const before = listChanges;
+
+    // Both replicas share the key prefix: this drops B's subscriber connection too (through the relay). Whatever
+    // was announced meanwhile is lost to B, so once re-subscribed it tells its clients that anything may have changed.
+    const redisUrl = infraUrl('redis')!;
+    expect(await killRedisConnections(redisUrl, connectionName(platform.env.REDIS_KEY_PREFIX ?? '', 'subscriber'))).toBeGreaterThanOrEqual(2);
+    await expectEventually(() => expect(listChanges).toBeGreaterThan(before), 10_000);
     await client.close();
   }, 60_000);
 });

@@ -27,6 +27,12 @@ export interface GenerationView {
    * generation with scoped announcements, the listener forgets what the message names (the generation stays).
    */
   onAnnouncement(listener: (message: string) => void): () => void;
+  /**
+   * Hears the view trust its subscription again after an interruption or a stall, during which announcements may
+   * have been lost: whoever pushes changes to others (list-changed notifications) can say "anything may have
+   * changed". Not called when the subscription is first confirmed.
+   */
+  onResumed(listener: () => void): () => void;
 }
 
 export interface SharedGenerationOptions {
@@ -156,8 +162,16 @@ function watch(generation: SharedGeneration, cache: Cache, options: SharedGenera
   let delivering = true;
   const live = () => subscribed && delivering;
   const listeners = new Set<(message: string) => void>();
+  const resumedListeners = new Set<() => void>();
+  /** Trusted once already: a later confirmation is a resumption. */
+  let wasLive = false;
   const moveOn = () => {
     epoch += 1;
+  };
+  const becameLive = () => {
+    if (!live()) return;
+    if (wasLive) for (const listener of resumedListeners) listener();
+    wasLive = true;
   };
   const shared = async () => `shared:${String(await generation.read(cache))}`;
   const announced = (message: string) => {
@@ -172,6 +186,7 @@ function watch(generation: SharedGeneration, cache: Cache, options: SharedGenera
           // Whatever was remembered before may have missed a message: start a new epoch, then trust it.
           moveOn();
           subscribed = true;
+          becameLive();
         },
         onInterrupted: () => {
           subscribed = false;
@@ -194,6 +209,7 @@ function watch(generation: SharedGeneration, cache: Cache, options: SharedGenera
       // Everything announced before this probe has been handled by now (one connection, in order): a new epoch.
       moveOn();
       delivering = true;
+      becameLive();
     },
   });
 
@@ -202,6 +218,10 @@ function watch(generation: SharedGeneration, cache: Cache, options: SharedGenera
     onAnnouncement(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);
+    },
+    onResumed(listener) {
+      resumedListeners.add(listener);
+      return () => resumedListeners.delete(listener);
     },
     async current(): Promise<string> {
       if (!live()) return shared();

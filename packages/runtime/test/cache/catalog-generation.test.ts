@@ -1,9 +1,9 @@
-import { describeWith, startTcpProxy, uniquePrefix } from '@platform/test';
+import { describeWith, killRedisConnections, startTcpProxy, uniquePrefix } from '@platform/test';
 import { authGenerationOf, bumpAuthGeneration } from '../../src/cache/auth-generation';
 import { announceCatalogChange, catalogGeneration, catalogGenerationOf, gatewaysNamedIn, onCatalogChange } from '../../src/cache/catalog-generation';
 import { createMemoryCache } from '../../src/cache/memory-cache';
 import type { Cache } from '../../src/cache/port';
-import { createRedisCache } from '../../src/cache/redis-cache';
+import { connectionName, createRedisCache } from '../../src/cache/redis-cache';
 import { SharedGeneration } from '../../src/cache/shared-generation';
 import { createLogger } from '../../src/logging/logger';
 import { sleep, waitFor } from './wait';
@@ -107,6 +107,38 @@ describeWith('redis', 'catalog generation (redis cache)', (url) => {
       await unsubscribe();
     } finally {
       await edge.close();
+    }
+  });
+
+  it('says when it trusts its subscription again after a dropped connection or a stall, not when first confirmed', async () => {
+    const target = new URL(url());
+    const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 6379) });
+    const edgePrefix = uniquePrefix('catgen-edge');
+    const edge = createRedisCache({ url: `redis://127.0.0.1:${proxy.port}`, keyPrefix: edgePrefix, logger });
+    try {
+      const view = catalogGenerationOf(edge);
+      let resumed = 0;
+      view.onResumed(() => {
+        resumed += 1;
+      });
+      const first = await settled(() => view.current());
+      expect(resumed).toBe(0);
+
+      expect(await killRedisConnections(url(), connectionName(edgePrefix, 'subscriber'))).toBe(1);
+      await waitFor(() => resumed === 1, 'the resumption after the dropped connection');
+      const afterDrop = await settled(() => view.current());
+      expect(afterDrop).not.toBe(first);
+
+      expect(proxy.freeze('SUBSCRIBE')).toBe(1);
+      for (const giveUpAt = Date.now() + 5_000; (await view.current()).startsWith('local:') && Date.now() < giveUpAt; ) await sleep(20);
+      expect(await view.current()).toMatch(/^shared:/);
+      expect(resumed).toBe(1);
+      proxy.thaw();
+      await waitFor(() => resumed === 2, 'the resumption after the stall');
+      expect(await settled(() => view.current())).not.toBe(afterDrop);
+    } finally {
+      await edge.close();
+      await proxy.close();
     }
   });
 

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { sharedGenerationFollowed, sharedGenerationLapses } from '../telemetry/metrics';
 import { CacheClosedError } from './errors';
 import type { Cache } from './port';
 
@@ -168,10 +169,17 @@ function watch(generation: SharedGeneration, cache: Cache, options: SharedGenera
   const moveOn = () => {
     epoch += 1;
   };
+  const followed = sharedGenerationFollowed.labels(generation.name);
+  followed.set(0);
   const becameLive = () => {
     if (!live()) return;
+    followed.set(1);
     if (wasLive) for (const listener of resumedListeners) listener();
     wasLive = true;
+  };
+  const lapsed = (reason: 'interrupted' | 'stalled') => {
+    followed.set(0);
+    sharedGenerationLapses.inc({ generation: generation.name, reason });
   };
   const shared = async () => `shared:${String(await generation.read(cache))}`;
   const announced = (message: string) => {
@@ -191,6 +199,7 @@ function watch(generation: SharedGeneration, cache: Cache, options: SharedGenera
         onInterrupted: () => {
           subscribed = false;
           moveOn();
+          lapsed('interrupted');
         },
       })
       .catch((error: unknown) => {
@@ -204,6 +213,7 @@ function watch(generation: SharedGeneration, cache: Cache, options: SharedGenera
     stalled: () => {
       delivering = false;
       moveOn();
+      lapsed('stalled');
     },
     delivering: () => {
       // Everything announced before this probe has been handled by now (one connection, in order): a new epoch.

@@ -1,4 +1,4 @@
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { RequestDurationHistogram } from './request-duration';
 
 /**
@@ -57,5 +57,19 @@ export const callRecordsDropped = new Counter({
   name: 'platform_call_records_dropped_total',
   help: 'MCP call records the edge dropped before publishing them, by reason (buffer_full, shutdown, invalid, no_bus).',
   labelNames: ['reason'] as const,
+  registers: [metricsRegistry],
+});
+
+export const sharedGenerationFollowed = new Gauge({
+  name: 'platform_shared_generation_followed',
+  help: 'Per shared generation (auth, catalog): 1 while this process follows it in memory (its subscription live and delivering), 0 while it reads it from the cache at every request.',
+  labelNames: ['generation'] as const,
+  registers: [metricsRegistry],
+});
+
+export const sharedGenerationLapses = new Counter({
+  name: 'platform_shared_generation_lapses_total',
+  help: 'Times this process stopped trusting a shared generation\'s subscription, by generation and reason (interrupted: the connection failed; stalled: a probe came back late).',
+  labelNames: ['generation', 'reason'] as const,
   registers: [metricsRegistry],
 });

@@ -6,6 +6,7 @@ import type { Cache } from '../../src/cache/port';
 import { connectionName, createRedisCache } from '../../src/cache/redis-cache';
 import { SharedGeneration } from '../../src/cache/shared-generation';
 import { createLogger } from '../../src/logging/logger';
+import { metricsRegistry } from '../../src/telemetry/metrics';
 import { sleep, waitFor } from './wait';
 
 const logger = createLogger({ level: 'silent' });
@@ -124,8 +125,19 @@ describeWith('redis', 'catalog generation (redis cache)', (url) => {
       const first = await settled(() => view.current());
       expect(resumed).toBe(0);
 
+      const lapses = async (reason: string) =>
+        (await metricsRegistry.getSingleMetric('platform_shared_generation_lapses_total')!.get()).values.find(
+          (value) => value.labels.generation === 'catalog' && value.labels.reason === reason,
+        )?.value ?? 0;
+      const followed = async () =>
+        (await metricsRegistry.getSingleMetric('platform_shared_generation_followed')!.get()).values.find((value) => value.labels.generation === 'catalog')?.value;
+      const [interruptedBefore, stalledBefore] = [await lapses('interrupted'), await lapses('stalled')];
+      expect(await followed()).toBe(1);
+
       expect(await killRedisConnections(url(), connectionName(edgePrefix, 'subscriber'))).toBe(1);
       await waitFor(() => resumed === 1, 'the resumption after the dropped connection');
+      expect(await lapses('interrupted')).toBe(interruptedBefore + 1);
+      expect(await followed()).toBe(1);
       const afterDrop = await settled(() => view.current());
       expect(afterDrop).not.toBe(first);
 
@@ -133,6 +145,8 @@ describeWith('redis', 'catalog generation (redis cache)', (url) => {
       for (const giveUpAt = Date.now() + 5_000; (await view.current()).startsWith('local:') && Date.now() < giveUpAt; ) await sleep(20);
       expect(await view.current()).toMatch(/^shared:/);
       expect(resumed).toBe(1);
+      expect(await lapses('stalled')).toBe(stalledBefore + 1);
+      expect(await followed()).toBe(0);
       proxy.thaw();
       await waitFor(() => resumed === 2, 'the resumption after the stall');
       expect(await settled(() => view.current())).not.toBe(afterDrop);

@@ -1,19 +1,26 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { describeWith, uniquePrefix } from '@platform/test';
+import { deleteKafkaState, describeWith, uniquePrefix } from '@platform/test';
 import { createKafkaBus } from '../../src/bus';
 import type { EventBus, Subscription } from '../../src/bus';
 import { busContract, silentLogger } from './bus-contract';
 import { waitFor } from './wait-for';
 
 describeWith('kafka', 'Kafka bus', (brokers) => {
-  const openBus = () =>
-    createKafkaBus({
+  const prefixes: string[] = [];
+  const openBus = () => {
+    const topicPrefix = uniquePrefix('bus');
+    prefixes.push(topicPrefix);
+    return createKafkaBus({
       brokers: brokers().split(','),
       clientId: 'bus-contract',
-      topicPrefix: uniquePrefix('bus'),
+      topicPrefix,
       logger: silentLogger,
       retryBackoff: { initialMs: 100, maxMs: 500 },
     });
+  };
+  afterAll(async () => {
+    for (const prefix of prefixes) await deleteKafkaState(brokers(), prefix);
+  });
 
   busContract(async () => openBus());
 

@@ -1,4 +1,4 @@
-import { createTestDatabase, describeWith, uniquePrefix } from '@platform/test';
+import { createTestDatabase, deleteKafkaState, describeWith, uniquePrefix } from '@platform/test';
 import { createKafkaBus } from '../../src/bus';
 import { createPostgresDatabase, type Database } from '../../src/db';
 import { createLogger } from '../../src/logging/logger';
@@ -12,6 +12,7 @@ describeWith('postgres', 'outbox on Postgres', (adminUrl) => {
   describeWith('kafka', 'and Kafka', (brokers) => {
     let testDb: { url: string; drop(): Promise<void> };
     let db: Database;
+    const prefixes: string[] = [];
     beforeAll(async () => {
       testDb = await createTestDatabase(adminUrl());
       db = createPostgresDatabase({ url: testDb.url, poolMax: 5, logger });
@@ -19,19 +20,17 @@ describeWith('postgres', 'outbox on Postgres', (adminUrl) => {
     afterAll(async () => {
       await db?.close();
       await testDb?.drop();
+      for (const prefix of prefixes) await deleteKafkaState(brokers(), prefix);
     });
 
     outboxContract(() => ({
       db,
       spans,
-      openBus: async () =>
-        createKafkaBus({
-          brokers: brokers().split(','),
-          clientId: 'outbox-contract',
-          topicPrefix: uniquePrefix('outbox'),
-          logger,
-          retryBackoff: { initialMs: 100, maxMs: 500 },
-        }),
+      openBus: async () => {
+        const topicPrefix = uniquePrefix('outbox');
+        prefixes.push(topicPrefix);
+        return createKafkaBus({ brokers: brokers().split(','), clientId: 'outbox-contract', topicPrefix, logger, retryBackoff: { initialMs: 100, maxMs: 500 } });
+      },
     }));
   });
 });

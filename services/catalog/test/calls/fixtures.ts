@@ -1,15 +1,24 @@
 import { randomUUID } from 'node:crypto';
 import type { McpCallEvent } from '@platform/gateway';
 import { createKafkaBus, createMemoryBus, TOPICS, type EventBus, type Logger, type ReceivedMessage } from '@platform/runtime';
-import { infraUrl, uniquePrefix } from '@platform/test';
+import { deleteKafkaState, infraUrl, uniquePrefix } from '@platform/test';
 
-/** A bus of its own for a recorder test: real Kafka when the env names one (always under CI), else the in-process bus. */
+/**
+ * A bus of its own for a recorder test: real Kafka when the env names one (always under CI), else the in-process bus.
+ * Closing it deletes its Kafka topics and consumer groups.
+ */
 export function isolatedBus(logger: Logger): EventBus {
   const kafka = infraUrl('kafka');
   const topicPrefix = uniquePrefix('calls');
-  return kafka
-    ? createKafkaBus({ brokers: kafka.split(','), clientId: 'calls-test', topicPrefix, logger })
-    : createMemoryBus({ topicPrefix, logger });
+  if (!kafka) return createMemoryBus({ topicPrefix, logger });
+  const bus = createKafkaBus({ brokers: kafka.split(','), clientId: 'calls-test', topicPrefix, logger });
+  return {
+    ...bus,
+    async close() {
+      await bus.close();
+      await deleteKafkaState(kafka, topicPrefix);
+    },
+  };
 }
 
 /**

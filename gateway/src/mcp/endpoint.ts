@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { AppError } from '@platform/runtime';
+import { AppError, pollPhaseMark } from '@platform/runtime';
 import { serveAheadOfExpress } from '../ahead-of-express';
 import type { EdgeDeps } from '../edge-deps';
 import { renderError } from '../error-handler';
@@ -15,7 +15,8 @@ export const MCP_ROUTE = '/mcp/{slug}';
 const PREFIX = '/mcp/';
 const ALLOW = 'GET, POST, DELETE';
 
-type Handler = (plane: DataPlane, req: IncomingMessage, res: ServerResponse, principal: McpPrincipal) => Promise<void>;
+/** `readAt`: the request's `pollPhaseMark()`, for the catalog generation check (runtime shared-generation.ts). */
+type Handler = (plane: DataPlane, req: IncomingMessage, res: ServerResponse, principal: McpPrincipal, readAt: number) => Promise<void>;
 const HANDLERS: Record<string, Handler> = { POST: handlePost, GET: handleGet, DELETE: handleDelete };
 
 /** The gateway's MCP endpoint, served ahead of the edge's express app. */
@@ -39,6 +40,7 @@ export function createMcpEndpoint(deps: EdgeDeps): McpEndpoint {
   const checkToken = createGatewayTokenCheck(deps);
 
   async function dispatch(req: IncomingMessage, res: ServerResponse, slug: string): Promise<void> {
+    const readAt = pollPhaseMark();
     if (origin(req, res)) return;
     const method = req.method ?? 'GET';
     const handler = HANDLERS[method];
@@ -59,7 +61,7 @@ export function createMcpEndpoint(deps: EdgeDeps): McpEndpoint {
       res.writeHead(204, { allow: ALLOW }).end();
       return;
     }
-    await handler(dataPlane(), req, res, principal);
+    await handler(dataPlane(), req, res, principal, readAt);
   }
 
   return {

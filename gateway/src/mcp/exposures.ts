@@ -72,10 +72,11 @@ export class GatewayExposures {
     }
   }
 
-  async get(slug: string): Promise<ResolvedGateway> {
+  /** What the gateway `slug` exposes, for a request read at `readAt` (its `pollPhaseMark()`). */
+  async get(slug: string, readAt?: number): Promise<ResolvedGateway> {
     let generation: string;
     try {
-      generation = await this.generation.current();
+      generation = await this.generation.current(readAt);
     } catch {
       // Nobody can say whether the catalog changed: ask it, and remember nothing.
       return this.load(slug, null);

@@ -30,7 +30,7 @@ import { postToUpstream } from './upstream-client';
  * POST /mcp/{slug}: one JSON-RPC message from the client (batches are not part of the current protocol). Requests
  * are answered with JSON or an SSE stream; notifications and answers to relayed questions with 202.
  */
-export async function handlePost(plane: DataPlane, req: IncomingMessage, res: ServerResponse, principal: McpPrincipal): Promise<void> {
+export async function handlePost(plane: DataPlane, req: IncomingMessage, res: ServerResponse, principal: McpPrincipal, readAt: number): Promise<void> {
   const started = process.hrtime.bigint();
   const body = await readBody(req, plane.settings.maxMessageBytes);
   let message: unknown;
@@ -43,7 +43,7 @@ export async function handlePost(plane: DataPlane, req: IncomingMessage, res: Se
   const reply = new ClientReply(res);
 
   if (isRequest(message) && message.method === 'initialize') {
-    const resolved = await plane.exposures.get(principal.gateway.slug);
+    const resolved = await plane.exposures.get(principal.gateway.slug, readAt);
     const opened = await initializeSession(plane, principal, resolved, message);
     reply.json(200, resultResponse(message.id, opened.result), { 'mcp-session-id': opened.sessionId });
     record(plane, { principal, resolved, session: opened.session }, res, {
@@ -53,7 +53,7 @@ export async function handlePost(plane: DataPlane, req: IncomingMessage, res: Se
   }
 
   const { key, session } = await requireSession(plane, req, principal);
-  const resolved = await plane.exposures.get(principal.gateway.slug);
+  const resolved = await plane.exposures.get(principal.gateway.slug, readAt);
   const ctx: CallContext = { plane, principal, resolved, session, sessionKey: key };
 
   if (isResponse(message)) {

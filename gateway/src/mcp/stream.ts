@@ -24,11 +24,11 @@ const LIST_CHANGES: JsonRpcMessage[] = [
  * upstream (their notifications, and their questions with relay ids), reconnecting to an upstream whose stream drops,
  * and adds its own list-changed notifications when the catalog changes what the gateway exposes.
  */
-export async function handleGet(plane: DataPlane, req: IncomingMessage, res: ServerResponse, principal: McpPrincipal): Promise<void> {
+export async function handleGet(plane: DataPlane, req: IncomingMessage, res: ServerResponse, principal: McpPrincipal, readAt: number): Promise<void> {
   const accept = req.headers.accept ?? '';
   if (!accept.includes('text/event-stream')) throw new McpHttpError(406, RPC.invalidRequest, 'Not Acceptable: the client must accept text/event-stream');
   const { key, session } = await requireSession(plane, req, principal);
-  const resolved = await plane.exposures.get(principal.gateway.slug);
+  const resolved = await plane.exposures.get(principal.gateway.slug, readAt);
   const ctx: CallContext = { plane, principal, resolved, session, sessionKey: key };
 
   const reply = new ClientReply(res);
@@ -75,9 +75,9 @@ async function pumpUpstream(ctx: CallContext, server: RuntimeServer, reply: Clie
 }
 
 /** DELETE /mcp/{slug}: ends the session here and upstream; every replica refuses it from now on. */
-export async function handleDelete(plane: DataPlane, req: IncomingMessage, res: ServerResponse, principal: McpPrincipal): Promise<void> {
+export async function handleDelete(plane: DataPlane, req: IncomingMessage, res: ServerResponse, principal: McpPrincipal, readAt: number): Promise<void> {
   const { key, session } = await requireSession(plane, req, principal);
-  const resolved = await plane.exposures.get(principal.gateway.slug);
+  const resolved = await plane.exposures.get(principal.gateway.slug, readAt);
   const ctx: CallContext = { plane, principal, resolved, session, sessionKey: key };
   await plane.liveness.end(key);
   await plane.legacy.closeSession(key);

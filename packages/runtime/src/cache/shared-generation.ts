@@ -18,9 +18,11 @@ const RESUBSCRIBE_DELAY_MS = 1_000;
 export interface GenerationView {
   /**
    * The generation to check and store remembered values under, now. Two calls give the same value only when no
-   * change can have happened in between. Rejects when neither the subscription nor the cache can tell.
+   * change can have happened in between. Rejects when neither the subscription nor the cache can tell. `readAt`,
+   * the `pollPhaseMark()` taken when the request was read, spares a request the wait for the poll phase to end when
+   * one already has since (a request that checked another generation first).
    */
-  current(): Promise<string>;
+  current(readAt?: number): Promise<string>;
   /** A change was made (here, or by a service this process called): nothing remembered before may match again. */
   changedHere(): void;
   /**
@@ -140,6 +142,8 @@ export class SharedGeneration {
 
 /** The promise every caller of this event-loop turn shares (see afterPollPhase). */
 let nextCheckPhase: Promise<void> | undefined;
+/** Check phases that ended a wait (see pollPhaseMark). */
+let checkPhasesSeen = 0;
 
 /**
  * Resolves in the check phase that follows the current poll phase. Every caller of one turn shares one Immediate:
@@ -150,9 +154,19 @@ function afterPollPhase(): Promise<void> {
   return (nextCheckPhase ??= new Promise<void>((resolve) => {
     setImmediate(() => {
       nextCheckPhase = undefined;
+      checkPhasesSeen += 1;
       resolve();
     });
   }));
+}
+
+/**
+ * A mark to take when a request is read and hand to `GenerationView.current`: once a wait for the poll phase has
+ * ended after it, every message read in the request's poll phase has been handled, so later checks of the same
+ * request need not wait again (waiting would push the rest of the request to the next turn of the event loop).
+ */
+export function pollPhaseMark(): number {
+  return checkPhasesSeen;
 }
 
 function watch(generation: SharedGeneration, cache: Cache, options: SharedGenerationOptions): GenerationView {
@@ -233,13 +247,13 @@ function watch(generation: SharedGeneration, cache: Cache, options: SharedGenera
       resumedListeners.add(listener);
       return () => resumedListeners.delete(listener);
     },
-    async current(): Promise<string> {
+    async current(readAt?: number): Promise<string> {
       if (!live()) return shared();
       // An HTTP request and the message announcing a change can become readable in the same poll of the event
       // loop, and the request's callback may run first. Deciding after the poll phase (setImmediate runs in the
       // check phase that follows it) means every message that had arrived by the time the request was read has
       // been handled, so a change announced before the request was sent is never missed.
-      await afterPollPhase();
+      if (readAt === undefined || checkPhasesSeen <= readAt) await afterPollPhase();
       return live() ? `local:${epoch}` : shared();
     },
   };

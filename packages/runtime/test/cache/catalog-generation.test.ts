@@ -4,7 +4,7 @@ import { announceCatalogChange, catalogGeneration, catalogGenerationOf, gateways
 import { createMemoryCache } from '../../src/cache/memory-cache';
 import type { Cache } from '../../src/cache/port';
 import { connectionName, createRedisCache } from '../../src/cache/redis-cache';
-import { SharedGeneration } from '../../src/cache/shared-generation';
+import { pollPhaseMark, SharedGeneration } from '../../src/cache/shared-generation';
 import { createLogger } from '../../src/logging/logger';
 import { metricsRegistry } from '../../src/telemetry/metrics';
 import { sleep, waitFor } from './wait';
@@ -72,6 +72,28 @@ describe('catalog generation (memory cache)', () => {
     await announceCatalogChange(cache);
     expect(await catalog.current()).not.toBe(catalogBefore);
     expect(await auth.current()).toBe(authAfter);
+  });
+
+  it('spares a request a second wait for the poll phase once one has ended since it was read, never the first', async () => {
+    const view = catalogGenerationOf(cache);
+    const auth = authGenerationOf(cache);
+    await settled(() => view.current());
+    await settled(() => auth.current());
+
+    // A request read now: its first check waits, so a change handled later in the same poll is seen.
+    const readAt = pollPhaseMark();
+    const first = view.current(readAt);
+    view.changedHere();
+    const afterChange = await first;
+
+    // The same request's next check (another generation's first, then this one) need not wait: a change made after
+    // the wait ended is one the request may or may not see, and it answers with what it knows at once.
+    await auth.current(readAt);
+    const second = view.current(readAt);
+    view.changedHere();
+    expect(await second).toBe(afterChange);
+    // A request read after that change waits, and sees it.
+    expect(await view.current(pollPhaseMark())).not.toBe(afterChange);
   });
 
   it('refuses a second generation of the same name (a process has one of each)', () => {

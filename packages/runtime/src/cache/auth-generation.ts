@@ -1,3 +1,4 @@
+import type { Logger } from '../logging/logger';
 import type { Cache } from './port';
 import { SharedGeneration, type GenerationView } from './shared-generation';
 
@@ -18,6 +19,11 @@ export function readAuthGeneration(cache: Cache): Promise<string | null> {
 
 export function bumpAuthGeneration(cache: Cache): Promise<void> {
   return authGeneration.bump(cache);
+}
+
+/** After a committed change that may make a remembered authentication wrong (see SharedGeneration.moveAfterCommit). */
+export function authChangeCommitted(deps: { cache: Cache; logger: Logger }): Promise<void> {
+  return authGeneration.moveAfterCommit(deps);
 }
 
 export function authGenerationOf(cache: Cache): AuthGeneration {

@@ -1,3 +1,4 @@
+import type { Logger } from '../logging/logger';
 import type { Cache } from './port';
 import { SharedGeneration, type GenerationView } from './shared-generation';
 
@@ -16,6 +17,11 @@ export const catalogGeneration = new SharedGeneration('catalog', { scoped: (mess
 /** Moves the catalog generation and tells every edge which gateways changed (none named: any of them). */
 export function announceCatalogChange(cache: Cache, gatewayIds: readonly string[] = []): Promise<void> {
   return catalogGeneration.bump(cache, gatewayIds.join(','));
+}
+
+/** After a committed catalog change: `announceCatalogChange`, never failing the answer (SharedGeneration.moveAfterCommit). */
+export function catalogChangeCommitted(deps: { cache: Cache; logger: Logger }, gatewayIds: readonly string[] = []): Promise<void> {
+  return catalogGeneration.moveAfterCommit(deps, gatewayIds.join(','));
 }
 
 /** The gateway ids an announcement names; an empty list means every gateway. */

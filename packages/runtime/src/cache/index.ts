@@ -4,5 +4,5 @@ export { createMemoryCache, type MemoryCacheOptions } from './memory-cache';
 export { createRedisCache, describeRedisUrl, connectionName, type RedisCacheOptions } from './redis-cache';
 export { createCache } from './create-cache';
 export { SharedGeneration, GENERATION_PROBE, pollPhaseMark, type GenerationView, type SharedGenerationOptions } from './shared-generation';
-export { authGeneration, readAuthGeneration, bumpAuthGeneration, authGenerationOf, type AuthGeneration } from './auth-generation';
-export { catalogGeneration, announceCatalogChange, catalogGenerationOf, gatewaysNamedIn, onCatalogChange } from './catalog-generation';
+export { authGeneration, readAuthGeneration, bumpAuthGeneration, authChangeCommitted, authGenerationOf, type AuthGeneration } from './auth-generation';
+export { catalogGeneration, announceCatalogChange, catalogChangeCommitted, catalogGenerationOf, gatewaysNamedIn, onCatalogChange } from './catalog-generation';

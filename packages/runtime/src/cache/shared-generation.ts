@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { sharedGenerationFollowed, sharedGenerationLapses } from '../telemetry/metrics';
+import type { Logger } from '../logging/logger';
+import { sharedGenerationFollowed, sharedGenerationLapses, sharedGenerationMoveFailures } from '../telemetry/metrics';
 import { CacheClosedError } from './errors';
 import type { Cache } from './port';
 
@@ -102,6 +103,22 @@ export class SharedGeneration {
     this.views.get(cache)?.changedHere();
     await cache.set(this.key, randomUUID(), TTL_MS);
     await cache.publish(this.channel, message);
+  }
+
+  /**
+   * After a committed change: `bump`, and when the cache cannot be written, say so (log and metric) rather than fail
+   * the answer. The change is made either way and failing would only mislead its caller (a retry meets a changed
+   * revision or a missing resource); this process's views and the gRPC answer have moved on regardless, and other
+   * replicas see the change once what they remember expires (AUTH_CACHE_SECONDS; a gateway exposure's 30 s), or at
+   * once if their own subscription is down too (they then read the cache or ask the service).
+   */
+  async moveAfterCommit(deps: { cache: Cache; logger: Logger }, message = ''): Promise<void> {
+    try {
+      await this.bump(deps.cache, message);
+    } catch (error) {
+      sharedGenerationMoveFailures.inc({ generation: this.name });
+      deps.logger.error({ err: error, generation: this.name }, 'a committed change could not move the shared generation; other replicas see it when what they remember expires');
+    }
   }
 
   /**

@@ -73,3 +73,10 @@ export const sharedGenerationLapses = new Counter({
   labelNames: ['generation', 'reason'] as const,
   registers: [metricsRegistry],
 });
+
+export const sharedGenerationMoveFailures = new Counter({
+  name: 'platform_shared_generation_move_failures_total',
+  help: 'Committed changes whose shared generation (auth, catalog) could not be moved in the cache: other replicas see them only when what they remember expires.',
+  labelNames: ['generation'] as const,
+  registers: [metricsRegistry],
+});

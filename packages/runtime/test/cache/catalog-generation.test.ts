@@ -1,6 +1,6 @@
-import { describeWith, killRedisConnections, startTcpProxy, uniquePrefix } from '@platform/test';
+import { describeWith, killRedisConnections, memoryLogger, startTcpProxy, uniquePrefix } from '@platform/test';
 import { authGenerationOf, bumpAuthGeneration } from '../../src/cache/auth-generation';
-import { announceCatalogChange, catalogGeneration, catalogGenerationOf, gatewaysNamedIn, onCatalogChange } from '../../src/cache/catalog-generation';
+import { announceCatalogChange, catalogChangeCommitted, catalogGeneration, catalogGenerationOf, gatewaysNamedIn, onCatalogChange } from '../../src/cache/catalog-generation';
 import { createMemoryCache } from '../../src/cache/memory-cache';
 import type { Cache } from '../../src/cache/port';
 import { connectionName, createRedisCache } from '../../src/cache/redis-cache';
@@ -94,6 +94,29 @@ describe('catalog generation (memory cache)', () => {
     expect(await second).toBe(afterChange);
     // A request read after that change waits, and sees it.
     expect(await view.current(pollPhaseMark())).not.toBe(afterChange);
+  });
+
+  it('after a committed change whose generation cannot be written, says so and moves this process on, without failing', async () => {
+    // Redis refusing writes while this process's subscription still works.
+    let refuseWrites = false;
+    const switchable: Cache = {
+      ...cache,
+      set: (key, value, ttlMs) => (refuseWrites ? Promise.reject(new Error("READONLY You can't write against a read only replica")) : cache.set(key, value, ttlMs)),
+    };
+    const view = catalogGenerationOf(switchable);
+    const before = await settled(() => view.current());
+    const failures = async () =>
+      (await metricsRegistry.getSingleMetric('platform_shared_generation_move_failures_total')!.get()).values.find((value) => value.labels.generation === 'catalog')?.value ?? 0;
+    const [failedBefore, movedBefore] = [await failures(), catalogGeneration.changesMadeHere()];
+    const log = memoryLogger();
+
+    refuseWrites = true;
+    await expect(catalogChangeCommitted({ cache: switchable, logger: log.logger }, [GATEWAY_A])).resolves.toBeUndefined();
+    expect(await failures()).toBe(failedBefore + 1);
+    expect(log.lines).toEqual([expect.objectContaining({ level: 'error', generation: 'catalog', msg: expect.stringMatching(/could not move the shared generation/) })]);
+    // This process's view, and the count a gRPC answer reports to its caller, moved on all the same.
+    expect(await view.current()).not.toBe(before);
+    expect(catalogGeneration.changesMadeHere()).toBe(movedBefore + 1);
   });
 
   it('refuses a second generation of the same name (a process has one of each)', () => {

@@ -1,5 +1,5 @@
 import type { ApproveCapabilityRequest, Capability } from '@platform/proto/gen/platform/catalog/v1/catalog';
-import { AppError, announceCatalogChange, auditContext, writeAuditEvent } from '@platform/runtime';
+import { AppError, catalogChangeCommitted, auditContext, writeAuditEvent } from '@platform/runtime';
 import { SCHEMA, type CatalogDeps } from '../deps';
 import { approveCapabilityRow, findServerCapability, toCapability } from '../store/capabilities-store';
 import type { McpServerRow } from '../store/mcp-servers-mappers';
@@ -61,6 +61,6 @@ export async function approveCapability(deps: CatalogDeps, request: ApproveCapab
     return updated;
   });
   // Only a published server's capabilities are exposed; approving one of a draft changes no gateway.
-  if (server.publish_state === 'published') await announceCatalogChange(deps.cache);
+  if (server.publish_state === 'published') await catalogChangeCommitted(deps);
   return toCapability(approved);
 }

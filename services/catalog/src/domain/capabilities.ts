@@ -1,6 +1,6 @@
 import type { ListCapabilitiesRequest, ListCapabilitiesResponse, RefreshMcpServerRequest } from '@platform/proto/gen/platform/catalog/v1/catalog';
 import type { RequestContext } from '@platform/proto/gen/platform/common/v1/common';
-import { announceCatalogChange, AppError, auditContext, parseAllowedNetworks, writeAuditEvent, type Transaction } from '@platform/runtime';
+import { catalogChangeCommitted, AppError, auditContext, parseAllowedNetworks, writeAuditEvent, type Transaction } from '@platform/runtime';
 import { SCHEMA, type CatalogDeps } from '../deps';
 import {
   listServerCapabilities,
@@ -134,7 +134,7 @@ async function discoverAndStore(deps: CatalogDeps, server: McpServerRow, context
     return listServerCapabilities(tx, server.id, false);
   });
   // Edges remember what gateways expose: a capability that appeared, changed or went must be looked up again.
-  if (changed) await announceCatalogChange(deps.cache);
+  if (changed) await catalogChangeCommitted(deps);
   return { capabilities: rows.map(toCapability) };
 }
 

@@ -10,7 +10,7 @@ import type {
   UpdateGatewayRequest,
 } from '@platform/proto/gen/platform/catalog/v1/catalog';
 import type { RequestContext } from '@platform/proto/gen/platform/common/v1/common';
-import { AppError, announceCatalogChange, auditContext, writeAuditEvent, type Queryable, type Transaction } from '@platform/runtime';
+import { AppError, catalogChangeCommitted, auditContext, writeAuditEvent, type Queryable, type Transaction } from '@platform/runtime';
 import { SCHEMA, type CatalogDeps } from '../deps';
 import {
   deleteGatewayRow,
@@ -77,15 +77,6 @@ async function findTeamGateway(db: Queryable, teamId: string, ref: string, forUp
   return null;
 }
 
-/** Tells edges that this gateway's resolved configuration is stale; best effort (a short TTL covers a lost signal). */
-async function announce(deps: CatalogDeps, gatewayId: string): Promise<void> {
-  try {
-    await announceCatalogChange(deps.cache, [gatewayId]);
-  } catch (error) {
-    deps.logger.warn({ err: error, gatewayId }, 'catalog change announcement failed');
-  }
-}
-
 /**
  * Creates a gateway of a team with its servers (docs/catalog.md, Gateways). The team is identity's: it must exist
  * and not be archived. Slugs are unique across the installation (the gateway is served at /mcp/{slug}). Audited
@@ -107,7 +98,7 @@ export async function createGateway(deps: CatalogDeps, request: CreateGatewayReq
       await audit(tx, request.context, 'gateway.create', created, { after: auditView(created) });
       return created;
     });
-    await announce(deps, row.id);
+    await catalogChangeCommitted(deps, [row.id]);
     return toGateway(row);
   } catch (error) {
     // Two concurrent creates of one slug: the unique index refuses the second.
@@ -156,7 +147,7 @@ export async function updateGateway(deps: CatalogDeps, request: UpdateGatewayReq
       await audit(tx, request.context, 'gateway.update', updated, changedFields(auditView(current), auditView(updated)));
       return updated;
     });
-    await announce(deps, row.id);
+    await catalogChangeCommitted(deps, [row.id]);
     return toGateway(row);
   } catch (error) {
     throw isUniqueViolation(error) ? SLUG_TAKEN() : error;
@@ -173,6 +164,6 @@ export async function deleteGateway(deps: CatalogDeps, request: DeleteGatewayReq
     await audit(tx, request.context, 'gateway.delete', current, { before: auditView(current) });
     return current;
   });
-  await announce(deps, row.id);
+  await catalogChangeCommitted(deps, [row.id]);
   return {};
 }

@@ -10,7 +10,7 @@ import type {
   UpdateMcpServerRequest,
 } from '@platform/proto/gen/platform/catalog/v1/catalog';
 import type { RequestContext } from '@platform/proto/gen/platform/common/v1/common';
-import { announceCatalogChange, AppError, auditContext, parseAllowedNetworks, writeAuditEvent, type PublishPolicy, type Transaction } from '@platform/runtime';
+import { catalogChangeCommitted, AppError, auditContext, parseAllowedNetworks, writeAuditEvent, type PublishPolicy, type Transaction } from '@platform/runtime';
 import { SCHEMA, type CatalogDeps } from '../deps';
 import { isUniqueViolation } from '../store/gateways-store';
 import { toMcpServer, type McpServerRow } from '../store/mcp-servers-mappers';
@@ -191,7 +191,7 @@ export async function updateMcpServer(deps: CatalogDeps, request: UpdateMcpServe
       return updated;
     });
     // Its address, credential, timeout or state may be what gateways use now.
-    if (row.publish_state === 'published') await announceCatalogChange(deps.cache);
+    if (row.publish_state === 'published') await catalogChangeCommitted(deps);
     return toMcpServer(row, policy);
   } catch (error) {
     throw isUniqueViolation(error) ? SLUG_TAKEN() : error;
@@ -210,6 +210,6 @@ export async function deleteMcpServer(deps: CatalogDeps, request: DeleteMcpServe
     await audit(tx, request.context, teamId, 'mcp_server.delete', row, { before: auditView(row) });
     return row;
   });
-  if (deleted.publish_state === 'published') await announceCatalogChange(deps.cache);
+  if (deleted.publish_state === 'published') await catalogChangeCommitted(deps);
   return {};
 }

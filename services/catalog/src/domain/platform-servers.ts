@@ -4,7 +4,7 @@ import type {
   ListMcpServersResponse,
   McpServer,
 } from '@platform/proto/gen/platform/catalog/v1/catalog';
-import { announceCatalogChange, AppError, auditContext, parseAllowedNetworks, writeAuditEvent } from '@platform/runtime';
+import { catalogChangeCommitted, AppError, auditContext, parseAllowedNetworks, writeAuditEvent } from '@platform/runtime';
 import { SCHEMA, type CatalogDeps } from '../deps';
 import { toMcpServer, type McpServerRow } from '../store/mcp-servers-mappers';
 import {
@@ -140,7 +140,7 @@ export async function adminUpdateMcpServer(deps: CatalogDeps, request: AdminUpda
     return row;
   });
   // What gateways expose may change (visibility, url, headers, enabled): edges drop what they resolved.
-  await announceCatalogChange(deps.cache);
+  await catalogChangeCommitted(deps);
   const [view] = await adminViews(deps, [updated]);
   return view!;
 }

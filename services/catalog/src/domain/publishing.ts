@@ -1,6 +1,6 @@
 import type { McpServer, PublishMcpServerRequest, ReviewMcpServerRequest } from '@platform/proto/gen/platform/catalog/v1/catalog';
 import type { RequestContext } from '@platform/proto/gen/platform/common/v1/common';
-import { AppError, announceCatalogChange, auditContext, writeAuditEvent, type Transaction } from '@platform/runtime';
+import { AppError, catalogChangeCommitted, auditContext, writeAuditEvent, type Transaction } from '@platform/runtime';
 import { SCHEMA, type CatalogDeps } from '../deps';
 import { writePublicationEvent } from '../events/publishing-events';
 import { approvePresentCapabilities } from '../store/capabilities-store';
@@ -63,7 +63,7 @@ export async function publishMcpServer(deps: CatalogDeps, request: PublishMcpSer
     await writePublicationEvent(tx, 'mcp_server.published', updated, { via: 'self_publish' });
     return updated;
   });
-  if (row.publish_state === 'published') await announceCatalogChange(deps.cache);
+  if (row.publish_state === 'published') await catalogChangeCommitted(deps);
   return toMcpServer(row, policy);
 }
 
@@ -109,6 +109,6 @@ export async function reviewMcpServer(deps: CatalogDeps, request: ReviewMcpServe
     }
     return updated;
   });
-  if (decision === 'approve' || leftCatalog) await announceCatalogChange(deps.cache);
+  if (decision === 'approve' || leftCatalog) await catalogChangeCommitted(deps);
   return toMcpServer(row, policy);
 }

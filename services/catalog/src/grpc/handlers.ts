@@ -18,7 +18,7 @@ export function createCatalogServiceHandlers(deps: CatalogDeps): AsyncServiceImp
   // Gateway changes decide who may use /mcp/{slug}; edges remember that answer, so those changes move the auth
   // generation (creating a gateway cannot make a remembered answer wrong).
   return invalidatingAuthentication(
-    deps.cache,
+    deps,
     {
       getServiceStatus: () => readServiceStatus('catalog', deps.db),
       ...gatewayHandlers(deps),

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { AppError, auditContext, bumpAuthGeneration, type Transaction } from '@platform/runtime';
+import { AppError, auditContext, authChangeCommitted, type Transaction } from '@platform/runtime';
 import { recordAudit } from './audit';
 import type { RequestContext } from '@platform/proto/gen/platform/common/v1/common';
 import { PLATFORM_TEAM_ID, type IdentityDeps } from '../deps';
@@ -89,7 +89,7 @@ export async function createOrResetAdmin(deps: IdentityDeps, email: string, pass
     return { created: false, personId: existing.id };
   });
   // A reset changes the person's role and status: edges must not keep answering from what they remembered.
-  if (!outcome.created) await bumpAuthGeneration(deps.cache);
+  if (!outcome.created) await authChangeCommitted(deps);
   return outcome;
 }
 

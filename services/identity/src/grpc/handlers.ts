@@ -16,7 +16,7 @@ import { teamHandlers } from './teams';
  * Authorisation is the edge's (gateway/src/auth/policy.ts); handlers trust the request context it sends.
  */
 export function createIdentityHandlers(deps: IdentityDeps): AsyncServiceImplementation<IdentityServiceServer> {
-  return invalidatingAuthentication(deps.cache, {
+  return invalidatingAuthentication(deps, {
     getServiceStatus: () => readServiceStatus('identity', deps.db),
     ...authHandlers(deps),
     ...peopleHandlers(deps),

@@ -1,5 +1,5 @@
 import type { RefreshTokenRequest, TokenResponse } from '@platform/proto/gen/platform/identity/v1/oauth';
-import { bumpAuthGeneration, StatementBatcher, type Transaction } from '@platform/runtime';
+import { authChangeCommitted, StatementBatcher, type Transaction } from '@platform/runtime';
 import type { IdentityDeps } from '../../deps';
 import {
   claimAndRotate,
@@ -45,7 +45,7 @@ export async function refreshToken(deps: IdentityDeps, request: RefreshTokenRequ
   const outcome = await refreshCarefully(deps, digest, request);
   // Only a detected replay changes who may authenticate (it revokes the connection): edges must check again.
   // A rotation only adds tokens, so the grant's RPC is exempt from the blanket invalidation (grpc/handlers.ts).
-  if (outcome.revoked) await bumpAuthGeneration(deps.cache);
+  if (outcome.revoked) await authChangeCommitted(deps);
   return outcome.response;
 }
 

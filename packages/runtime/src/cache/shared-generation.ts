@@ -6,9 +6,10 @@ import type { Cache } from './port';
 
 /**
  * A connection can stall without failing (a half-open TCP connection, a frozen proxy): messages stop arriving but
- * nothing says so until TCP gives up, minutes later. So a view sends itself a probe this often, on a channel of
- * its own, and stops trusting its subscription when one has not come back by the deadline (a change is then seen at
- * the next request within about `everyMs + deadlineMs` of the stall, whatever the remembered values' TTL says).
+ * nothing says so until TCP gives up, minutes later. So a process sends itself a probe this often (one per cache,
+ * for all its views), on a channel of its own, and stops trusting its subscription when one has not come back by the
+ * deadline (a change is then seen at the next request within about `everyMs + deadlineMs` of the stall, whatever
+ * the remembered values' TTL says).
  */
 export const GENERATION_PROBE = { everyMs: 1_000, deadlineMs: 1_500 };
 
@@ -240,7 +241,7 @@ function watch(generation: SharedGeneration, cache: Cache, options: SharedGenera
       });
   };
   subscribe();
-  probeDelivery(cache, generation.name, {
+  probeDelivery(cache, {
     stalled: () => {
       delivering = false;
       moveOn();
@@ -276,12 +277,35 @@ function watch(generation: SharedGeneration, cache: Cache, options: SharedGenera
   };
 }
 
+interface DeliveryWatcher {
+  stalled(): void;
+  delivering(): void;
+}
+
+/** One probe per cache: every view of it listens on the same subscriber connection, so one probe speaks for all. */
+const probes = new WeakMap<Cache, { watchers: Set<DeliveryWatcher>; isStalled(): boolean }>();
+
 /**
- * Sends a probe every GENERATION_PROBE.everyMs on a channel only this view listens to, and says when one is overdue
- * (`stalled`) and when one comes back after that (`delivering`). Stops when the cache closes.
+ * Tells `watcher` when the cache's subscriber connection stops delivering (`stalled`: a probe is overdue) and when it
+ * delivers again (`delivering`: a probe came back after that). Starts the cache's probe on first use.
  */
-function probeDelivery(cache: Cache, name: string, on: { stalled(): void; delivering(): void }): void {
-  const channel = `${name}:probe:${randomUUID()}`;
+function probeDelivery(cache: Cache, watcher: DeliveryWatcher): void {
+  let probe = probes.get(cache);
+  if (!probe) {
+    probe = startProbe(cache);
+    probes.set(cache, probe);
+  }
+  probe.watchers.add(watcher);
+  if (probe.isStalled()) watcher.stalled();
+}
+
+/**
+ * Sends a probe every GENERATION_PROBE.everyMs on a channel only this process listens to, and tells the watchers when
+ * one is overdue and when one comes back after that. Stops when the cache closes.
+ */
+function startProbe(cache: Cache): { watchers: Set<DeliveryWatcher>; isStalled(): boolean } {
+  const watchers = new Set<DeliveryWatcher>();
+  const channel = `generations:probe:${randomUUID()}`;
   let stalled = false;
   let awaited: { probe: string; overdue: NodeJS.Timeout } | undefined;
   let sent = 0;
@@ -291,7 +315,7 @@ function probeDelivery(cache: Cache, name: string, on: { stalled(): void; delive
     awaited = undefined;
     if (stalled) {
       stalled = false;
-      on.delivering();
+      for (const watcher of watchers) watcher.delivering();
     }
   };
   const send = () => {
@@ -302,7 +326,7 @@ function probeDelivery(cache: Cache, name: string, on: { stalled(): void; delive
       awaited = undefined;
       if (!stalled) {
         stalled = true;
-        on.stalled();
+        for (const watcher of watchers) watcher.stalled();
       }
     }, GENERATION_PROBE.deadlineMs).unref();
     awaited = { probe, overdue };
@@ -316,7 +340,7 @@ function probeDelivery(cache: Cache, name: string, on: { stalled(): void; delive
     clearInterval(timer);
     if (awaited) clearTimeout(awaited.overdue);
   };
-  // Until the probe channel is subscribed no probe comes back, so the view reads the shared value: safe, and retried.
+  // Until the probe channel is subscribed no probe comes back, so the views read the shared value: safe, and retried.
   const listen = () => {
     cache.subscribe(channel, heard).catch((error: unknown) => {
       if (error instanceof CacheClosedError) stop();
@@ -324,4 +348,5 @@ function probeDelivery(cache: Cache, name: string, on: { stalled(): void; delive
     });
   };
   listen();
+  return { watchers, isStalled: () => stalled };
 }

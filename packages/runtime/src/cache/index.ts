@@ -3,6 +3,6 @@ export * from './errors';
 export { createMemoryCache, type MemoryCacheOptions } from './memory-cache';
 export { createRedisCache, describeRedisUrl, connectionName, type RedisCacheOptions } from './redis-cache';
 export { createCache } from './create-cache';
-export { SharedGeneration, GENERATION_PROBE, pollPhaseMark, type GenerationView, type SharedGenerationOptions } from './shared-generation';
+export { SharedGeneration, pollPhaseMark, type GenerationView, type SharedGenerationOptions } from './shared-generation';
 export { authGeneration, readAuthGeneration, bumpAuthGeneration, authChangeCommitted, authGenerationOf, type AuthGeneration } from './auth-generation';
 export { catalogGeneration, announceCatalogChange, catalogChangeCommitted, catalogGenerationOf, gatewaysNamedIn, onCatalogChange } from './catalog-generation';

@@ -31,7 +31,7 @@ export function createCatalogServiceHandlers(deps: CatalogDeps): AsyncServiceImp
       ...callHandlers(deps),
     },
     // MCP servers, their discovery, publishing and approvals change what a gateway exposes (edges hear of that
-    // through the catalog change signal), never who may use it: only gateway changes and deletions do.
+    // through the catalog generation), never who may use it: only gateway changes and deletions do.
     [
       'createGateway',
       'createMcpServer',

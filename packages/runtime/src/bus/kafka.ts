@@ -2,6 +2,7 @@ import { context, ROOT_CONTEXT } from '@opentelemetry/api';
 import { CompressionTypes, Kafka, logLevel, Partitioners, type Admin, type Consumer, type KafkaMessage, type Producer } from 'kafkajs';
 import type { Logger } from '../logging/logger';
 import { BusClosedError } from './errors';
+import { installInlineGzip } from './kafka-gzip';
 import { kafkaLogCreator } from './kafka-logging';
 import type { BusMessage, EventBus, ReceivedMessage, SubscribeOptions, Subscription } from './port';
 import { backoffMs } from './wakeup';
@@ -46,6 +47,7 @@ const GATHER_MIN_BYTES = 1024 * 1024;
  * after a back-off, until it succeeds or the subscription closes.
  */
 export function createKafkaBus(options: KafkaBusOptions): EventBus {
+  installInlineGzip();
   const logger = options.logger;
   const retry = options.retryBackoff ?? { initialMs: 100, maxMs: 5_000 };
   const kafka = new Kafka({

@@ -23,9 +23,9 @@ export interface KafkaBusOptions {
 
 /**
  * A publish whose values hold more than this many characters goes gzip-compressed (Kafka and every consumer decompress
- * it transparently). Batched call records repeat the same names and ids in every record and shrink about tenfold:
- * fewer bytes through the sockets of the producer, the broker and the consumers, and zlib runs on libuv's thread
- * pool rather than the event loop. Small publishes (an outbox batch of a few events) are not worth the trip.
+ * it transparently). Batched call records repeat the same names and ids in every record and shrink five- to tenfold:
+ * fewer bytes through the sockets of the producer, the broker and the consumers, for about 2 µs of compression per
+ * record (kafka-gzip.ts). Small publishes (an outbox batch of a few events) are not worth it.
  */
 export const COMPRESS_ABOVE_BYTES = 16 * 1024;
 

@@ -62,3 +62,13 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
       }),
   };
 }
+
+/** A relay in front of the Redis server at `redisUrl`, with the URL that reaches Redis through it. */
+export async function startRedisRelay(redisUrl: string): Promise<TcpProxy & { url: string }> {
+  const target = new URL(redisUrl);
+  const relay = await startTcpProxy({ host: target.hostname, port: Number(target.port || 6379) });
+  const relayed = new URL(redisUrl);
+  relayed.hostname = '127.0.0.1';
+  relayed.port = String(relay.port);
+  return Object.assign(relay, { url: relayed.toString() });
+}

@@ -12,7 +12,7 @@ import {
   setGatewayServers,
   startEdgeReplica,
   startMcpUpstream,
-  startTcpProxy,
+  startRedisRelay,
   startTestPlatform,
   unique,
   type McpUpstream,
@@ -29,7 +29,7 @@ import {
  */
 describeWith('redis', 'MCP gateway: catalog changes on a replica whose announcements stall', () => {
   let platform: TestPlatform;
-  let proxy: TcpProxy;
+  let proxy: TcpProxy & { url: string };
   let replica: Awaited<ReturnType<typeof startEdgeReplica>>;
   let upstream: McpUpstream;
   let owner: Awaited<ReturnType<typeof gatewayUser>>['person']['client'];
@@ -41,9 +41,8 @@ describeWith('redis', 'MCP gateway: catalog changes on a replica whose announcem
   beforeAll(async () => {
     upstream = await startMcpUpstream({ name: 'alpha' });
     platform = await startTestPlatform({ env: { ALLOWED_INTERNAL_NETWORKS: '127.0.0.0/8', MCP_PUBLISH_POLICY: 'self_publish' } });
-    const redis = new URL(infraUrl('redis')!);
-    proxy = await startTcpProxy({ host: redis.hostname, port: Number(redis.port || 6379) });
-    replica = await startEdgeReplica(platform, { REDIS_URL: `redis://127.0.0.1:${proxy.port}` });
+    proxy = await startRedisRelay(infraUrl('redis')!);
+    replica = await startEdgeReplica(platform, { REDIS_URL: proxy.url });
     const user = await gatewayUser(platform, { email: `${unique('stall')}@example.test`, teamSlug, gatewaySlug });
     owner = user.person.client;
     serverId = await publishedMcpServer(owner, teamSlug, { slug: 'alpha', url: upstream.url });

@@ -1,4 +1,4 @@
-import { describeWith, killRedisConnections, startTcpProxy, uniquePrefix } from '@platform/test';
+import { describeWith, killRedisConnections, startRedisRelay, uniquePrefix } from '@platform/test';
 import { authGenerationOf, bumpAuthGeneration, readAuthGeneration } from '../../src/cache/auth-generation';
 import { createMemoryCache } from '../../src/cache/memory-cache';
 import type { Cache } from '../../src/cache/port';
@@ -163,9 +163,8 @@ describeWith('redis', 'auth generation view (redis cache)', (url) => {
 
   it('stops trusting a subscription whose connection stalls without failing, and trusts it again once it delivers', async () => {
     // The edge's cache reaches Redis through a relay that can stall the subscriber connection without closing it.
-    const target = new URL(url());
-    const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 6379) });
-    const proxied = createRedisCache({ url: `redis://127.0.0.1:${proxy.port}`, keyPrefix, logger });
+    const proxy = await startRedisRelay(url());
+    const proxied = createRedisCache({ url: proxy.url, keyPrefix, logger });
     try {
       const view = authGenerationOf(proxied);
       let before = await view.current();

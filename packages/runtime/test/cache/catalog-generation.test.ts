@@ -1,4 +1,4 @@
-import { describeWith, killRedisConnections, memoryLogger, startTcpProxy, uniquePrefix } from '@platform/test';
+import { describeWith, killRedisConnections, memoryLogger, startRedisRelay, uniquePrefix } from '@platform/test';
 import { authGenerationOf, bumpAuthGeneration } from '../../src/cache/auth-generation';
 import { announceCatalogChange, catalogChangeCommitted, catalogGeneration, catalogGenerationOf, gatewaysNamedIn, onCatalogChange } from '../../src/cache/catalog-generation';
 import { createMemoryCache } from '../../src/cache/memory-cache';
@@ -157,10 +157,9 @@ describeWith('redis', 'catalog generation (redis cache)', (url) => {
   });
 
   it('says when it trusts its subscription again after a dropped connection or a stall, not when first confirmed', async () => {
-    const target = new URL(url());
-    const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 6379) });
+    const proxy = await startRedisRelay(url());
     const edgePrefix = uniquePrefix('catgen-edge');
-    const edge = createRedisCache({ url: `redis://127.0.0.1:${proxy.port}`, keyPrefix: edgePrefix, logger });
+    const edge = createRedisCache({ url: proxy.url, keyPrefix: edgePrefix, logger });
     try {
       const view = catalogGenerationOf(edge);
       let resumed = 0;
@@ -202,9 +201,8 @@ describeWith('redis', 'catalog generation (redis cache)', (url) => {
   });
 
   it('when the subscription stalls, a change whose announcement is held back is still seen, from the shared value', async () => {
-    const target = new URL(url());
-    const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 6379) });
-    const edge = createRedisCache({ url: `redis://127.0.0.1:${proxy.port}`, keyPrefix, logger });
+    const proxy = await startRedisRelay(url());
+    const edge = createRedisCache({ url: proxy.url, keyPrefix, logger });
     try {
       const view = catalogGenerationOf(edge);
       const before = await settled(() => view.current());

@@ -10,9 +10,6 @@ import { SharedGeneration, type GenerationView } from './shared-generation';
  */
 export const authGeneration = new SharedGeneration('auth');
 
-/** This process's view of the auth generation (one per cache instance). */
-export type AuthGeneration = GenerationView;
-
 export function readAuthGeneration(cache: Cache): Promise<string | null> {
   return authGeneration.read(cache);
 }
@@ -26,6 +23,7 @@ export function authChangeCommitted(deps: { cache: Cache; logger: Logger }): Pro
   return authGeneration.moveAfterCommit(deps);
 }
 
-export function authGenerationOf(cache: Cache): AuthGeneration {
+/** This process's view of the auth generation (one per cache instance). */
+export function authGenerationOf(cache: Cache): GenerationView {
   return authGeneration.viewOf(cache);
 }

@@ -106,6 +106,38 @@ export async function newTeam(admin: ApiClient, owner: Pick<TestPerson, 'id'>, m
   return slug;
 }
 
+/** The people of a test about who may do what: a team with one person in each role, an outsider, platform staff. */
+export interface RoleCast {
+  owner: TestPerson;
+  teamAdmin: TestPerson;
+  editor: TestPerson;
+  member: TestPerson;
+  /** Owns `otherTeam` and belongs to no other. */
+  outsider: TestPerson;
+  /** Platform staff, in no team. */
+  staff: TestPerson;
+  /** The slug of the team of owner, teamAdmin, editor and member. */
+  team: string;
+  otherTeam: string;
+}
+
+/** Creates a RoleCast as the platform admin. */
+export async function newRoleCast(platform: TestPlatform, admin: ApiClient): Promise<RoleCast> {
+  const owner = await newPerson(platform, admin, 'owner');
+  const teamAdmin = await newPerson(platform, admin, 'team-admin');
+  const editor = await newPerson(platform, admin, 'editor');
+  const member = await newPerson(platform, admin, 'member');
+  const outsider = await newPerson(platform, admin, 'outsider');
+  const staff = await newPerson(platform, admin, 'staff', 'staff');
+  const team = await newTeam(admin, owner, [
+    [teamAdmin, 'admin'],
+    [editor, 'editor'],
+    [member, 'member'],
+  ]);
+  const otherTeam = await newTeam(admin, outsider);
+  return { owner, teamAdmin, editor, member, outsider, staff, team, otherTeam };
+}
+
 /**
  * A pg client on the platform's own database when it runs on real Postgres, else null (embedded PGlite);
  * with `required`, throws instead of answering null. The caller ends it.

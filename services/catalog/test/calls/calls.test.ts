@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createCallRecorder, type CallRecorder, type McpCallEvent } from '@platform/gateway';
 import { createEventBus, TOPICS, type EventBus } from '@platform/runtime';
-import { adminClient, eventually, memoryLogger, newPerson, newTeam, startTestPlatform, unique, type ApiClient, type TestPerson, type TestPlatform } from '@platform/test';
+import { adminClient, eventually, memoryLogger, newPerson, newRoleCast, newTeam, startTestPlatform, unique, type ApiClient, type TestPerson, type TestPlatform } from '@platform/test';
 import { callEvent } from './fixtures';
 
 const RECORD_FIELDS = [
@@ -89,15 +89,11 @@ describe('call records', () => {
     bus = createEventBus(platform.platform.context.config.bus, memoryLogger('edge').logger);
     recorder = createCallRecorder({ bus, logger: memoryLogger('recorder').logger });
     admin = await adminClient(platform);
-    owner = await newPerson(platform, admin, 'owner');
-    teamAdmin = await newPerson(platform, admin, 'team-admin');
-    editor = await newPerson(platform, admin, 'editor');
-    member = await newPerson(platform, admin, 'member');
-    staff = await newPerson(platform, admin, 'staff', 'staff');
+    const cast = await newRoleCast(platform, admin);
+    ({ owner, teamAdmin, editor, member, outsider, staff } = cast);
     auditor = await newPerson(platform, admin, 'auditor', 'auditor');
-    outsider = await newPerson(platform, admin, 'outsider');
-    team = await teamOf(await newTeam(admin, owner, [[teamAdmin, 'admin'], [editor, 'editor'], [member, 'member']]));
-    otherTeam = await teamOf(await newTeam(admin, outsider));
+    team = await teamOf(cast.team);
+    otherTeam = await teamOf(cast.otherTeam);
     gateway = await newGateway(team.slug, owner.client);
     server = await newServer(team.slug, owner.client);
   }, 120_000);

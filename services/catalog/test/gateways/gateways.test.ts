@@ -1,4 +1,4 @@
-import { adminClient, eventually, newPerson, newTeam, startTestPlatform, unique, type ApiClient, type TestPerson, type TestPlatform } from '@platform/test';
+import { adminClient, eventually, newRoleCast, newTeam, startTestPlatform, unique, type ApiClient, type TestPerson, type TestPlatform } from '@platform/test';
 
 const FIELDS = ['createdAt', 'enabled', 'id', 'name', 'revision', 'servers', 'slug', 'teamId', 'updatedAt', 'url'];
 
@@ -18,18 +18,7 @@ describe('gateways', () => {
   beforeAll(async () => {
     platform = await startTestPlatform();
     admin = await adminClient(platform);
-    owner = await newPerson(platform, admin, 'owner');
-    teamAdmin = await newPerson(platform, admin, 'team-admin');
-    editor = await newPerson(platform, admin, 'editor');
-    member = await newPerson(platform, admin, 'member');
-    outsider = await newPerson(platform, admin, 'outsider');
-    staff = await newPerson(platform, admin, 'staff', 'staff');
-    team = await newTeam(admin, owner, [
-      [teamAdmin, 'admin'],
-      [editor, 'editor'],
-      [member, 'member'],
-    ]);
-    otherTeam = await newTeam(admin, outsider);
+    ({ owner, teamAdmin, editor, member, outsider, staff, team, otherTeam } = await newRoleCast(platform, admin));
   }, 120_000);
   afterAll(async () => {
     await platform?.stop();

@@ -2,7 +2,7 @@ import {
   adminClient,
   databaseOf,
   eventually,
-  newPerson,
+  newRoleCast,
   newTeam,
   startTestPlatform,
   unique,
@@ -38,18 +38,7 @@ describe('MCP servers', () => {
   beforeAll(async () => {
     platform = await startTestPlatform();
     admin = await adminClient(platform);
-    owner = await newPerson(platform, admin, 'owner');
-    teamAdmin = await newPerson(platform, admin, 'team-admin');
-    editor = await newPerson(platform, admin, 'editor');
-    member = await newPerson(platform, admin, 'member');
-    outsider = await newPerson(platform, admin, 'outsider');
-    staff = await newPerson(platform, admin, 'staff', 'staff');
-    team = await newTeam(admin, owner, [
-      [teamAdmin, 'admin'],
-      [editor, 'editor'],
-      [member, 'member'],
-    ]);
-    otherTeam = await newTeam(admin, outsider);
+    ({ owner, teamAdmin, editor, member, outsider, staff, team, otherTeam } = await newRoleCast(platform, admin));
   }, 120_000);
   afterAll(async () => {
     await platform?.stop();

@@ -21,10 +21,17 @@ export interface IdentityKeySource {
 }
 
 export const DEFAULT_KEYS_TTL_MS = 60_000;
+/**
+ * The longest an edge remembers keys (the most IDENTITY_KEYS_CACHE_SECONDS admits). The identity service publishes a
+ * new key this long plus the key set's max-age before it signs (docs/oauth.md, Identity tokens), so an edge must
+ * never remember keys longer, whatever its settings say.
+ */
+export const MAX_KEYS_TTL_SECONDS = 600;
 
-/** The edge's setting (IDENTITY_KEYS_CACHE_SECONDS), in ms. */
+/** The edge's setting (IDENTITY_KEYS_CACHE_SECONDS), in ms, at most MAX_KEYS_TTL_SECONDS. */
 export function keysTtlMsOf(settings: { identityKeysCacheSeconds?: number | undefined }): number {
-  return settings.identityKeysCacheSeconds === undefined ? DEFAULT_KEYS_TTL_MS : settings.identityKeysCacheSeconds * 1000;
+  const seconds = settings.identityKeysCacheSeconds;
+  return seconds === undefined ? DEFAULT_KEYS_TTL_MS : Math.min(seconds, MAX_KEYS_TTL_SECONDS) * 1000;
 }
 
 /** Members of an EC or OKP private JWK that must never be published. */
@@ -49,7 +56,9 @@ async function fetchKeys(clients: ServiceClients): Promise<IdentityKeys> {
 }
 
 /**
- * Remembers the identity service's keys for `ttlMs` (rotation is days apart, so a minute-old answer is fine). One
+ * Remembers the identity service's keys for `ttlMs` (rotation is days apart, so a minute-old answer is fine: a new
+ * key is published well before the identity service makes it the signing key, and the previous key stays published
+ * a day after, so signing with either while the answer is remembered verifies). One
  * fetch at a time; when a refresh fails the previous keys keep serving (identity being briefly away must not
  * stop upstream calls), and only a first fetch that fails is an error.
  */

@@ -6,10 +6,13 @@ import { allowAnyOrigin } from './cors';
 export const JWKS_PATH = '/.well-known/jwks.json';
 
 /**
- * Verifiers cache the key set a few minutes. A rotated-out key stays published a day, and a verifier meeting an
- * unknown kid fetches again, so caching never breaks verification.
+ * Verifiers and HTTP caches may keep the key set this long. The identity service counts with it (and the edge's key
+ * cache) when it publishes a new key ahead of signing with it (docs/oauth.md, Identity tokens); a rotated-out key
+ * stays published a day, and a verifier meeting an unknown kid fetches again, so caching never breaks verification.
+ * Raising it means raising the identity service's JWKS_MAX_AGE_SECONDS too.
  */
-const JWKS_CACHE = 'public, max-age=300';
+export const JWKS_MAX_AGE_SECONDS = 300;
+const JWKS_CACHE = `public, max-age=${JWKS_MAX_AGE_SECONDS}`;
 
 /** The public keys that verify identity tokens sent to MCP servers (not OAuth tokens); no authentication. */
 export function mountJwks(app: Express, deps: EdgeDeps): void {

@@ -1,7 +1,16 @@
 import type { Client } from 'pg';
-import type { ServiceClients } from '@platform/runtime';
+import { environmentSchema, type ServiceClients } from '@platform/runtime';
 import { databaseOf, grpcClients, startTestPlatform, type TestPlatform } from '@platform/test';
-import { createIdentityTokenSigner, type IdentitySubject } from '../../src/mcp/identity-token';
+import {
+  EDGE_KEYS_CACHE_MAX_SECONDS,
+  JWKS_MAX_AGE_SECONDS as IDENTITY_JWKS_MAX_AGE_SECONDS,
+  KEY_ACTIVATION_DELAY_SECONDS,
+  RETIRED_KEY_PUBLISHED_SECONDS,
+} from '../../../services/identity/src/domain/identity-token-keys';
+import { keysTtlMsOf, MAX_KEYS_TTL_SECONDS } from '../../src/mcp/identity-keys';
+import { createIdentityTokenSigner, IDENTITY_TOKEN_TTL_SECONDS, type IdentitySubject } from '../../src/mcp/identity-token';
+import type { JWK } from '../../src/mcp/jose';
+import { JWKS_MAX_AGE_SECONDS } from '../../src/oauth/jwks';
 
 const loadJose = () => import('jose');
 
@@ -15,7 +24,9 @@ const subject = (serverUrl = 'https://tools.example.test/mcp'): IdentitySubject 
 /**
  * Identity tokens for MCP servers: ES256 keys made and rotated by the identity service, published at the real
  * edge's /.well-known/jwks.json and verified there with jose's remote key set, as an upstream server would.
- * The edge remembers keys for IDENTITY_KEYS_CACHE_SECONDS; 0 here, so a rotation is visible at once.
+ * The edge remembers keys for IDENTITY_KEYS_CACHE_SECONDS; 0 here, so a rotation is visible at once. A successor
+ * key is published before it signs (KEY_ACTIVATION_DELAY_SECONDS) and its predecessor stays published a day past
+ * the switch (RETIRED_KEY_PUBLISHED_SECONDS).
  */
 describe('identity tokens and /.well-known/jwks.json', () => {
   let platform: TestPlatform;
@@ -95,37 +106,89 @@ describe('identity tokens and /.well-known/jwks.json', () => {
     await expect(verify(other, 'https://tools.example.test/mcp')).rejects.toMatchObject({ code: 'ERR_JWT_CLAIM_VALIDATION_FAILED' });
   });
 
-  it('rotates a key past its age once, keeps verifying tokens of the old key, and signs new ones with the new key', async () => {
-    const before = await signer().tokenFor(subject());
-    const [old] = await storedKeys();
-    // Age the current key past IDENTITY_TOKEN_KEY_ROTATION_DAYS (30 by default).
-    await db.query(`UPDATE identity.identity_token_keys SET created_at = now() - interval '31 days' WHERE retires_at IS NULL`);
-
-    const answers = await Promise.all(Array.from({ length: 6 }, () => clients.identity.getIdentitySigningKeys({})));
-    const kids = new Set(answers.map((answer) => JSON.parse(answer.currentPrivateJwkJson).kid as string));
-    expect(kids.size).toBe(1);
-    const [newKid] = [...kids];
-    expect(newKid).not.toBe(old!.kid);
-    const rows = await storedKeys();
-    expect(rows.map((row) => row.kid)).toEqual([old!.kid, newKid]);
-    // The old public key stays published for a day after rotation.
-    const retiresIn = rows[0]!.retires_at!.getTime() - Date.now();
-    expect(retiresIn).toBeGreaterThan(23 * 3600_000);
-    expect(retiresIn).toBeLessThanOrEqual(24 * 3600_000 + 60_000);
-    expect(rows[1]!.retires_at).toBeNull();
-
-    const { keys } = JSON.parse((await jwks()).text) as { keys: { kid: string }[] };
-    expect(keys.map((key) => key.kid).sort()).toEqual([old!.kid, newKid].sort());
-    expect((await verify(before, 'https://tools.example.test/mcp')).protectedHeader.kid).toBe(old!.kid);
-    const after = await signer().tokenFor(subject());
-    expect((await verify(after, 'https://tools.example.test/mcp')).protectedHeader.kid).toBe(newKid);
+  it('counts with the edge\'s longest key cache and the key set\'s max-age when it publishes keys ahead of use', () => {
+    // The identity service cannot read an edge's settings: its constants must cover what any edge may do.
+    expect(MAX_KEYS_TTL_SECONDS).toBe(EDGE_KEYS_CACHE_MAX_SECONDS);
+    expect(environmentSchema.shape.IDENTITY_KEYS_CACHE_SECONDS.safeParse(String(MAX_KEYS_TTL_SECONDS)).success).toBe(true);
+    expect(environmentSchema.shape.IDENTITY_KEYS_CACHE_SECONDS.safeParse(String(MAX_KEYS_TTL_SECONDS + 1)).success).toBe(false);
+    expect(keysTtlMsOf({ identityKeysCacheSeconds: 3600 })).toBe(MAX_KEYS_TTL_SECONDS * 1000);
+    expect(JWKS_MAX_AGE_SECONDS).toBe(IDENTITY_JWKS_MAX_AGE_SECONDS);
+    expect(KEY_ACTIVATION_DELAY_SECONDS).toBeGreaterThan(MAX_KEYS_TTL_SECONDS + JWKS_MAX_AGE_SECONDS);
+    // The last token of a rotated-out key is signed up to an edge's key cache after the switch and lives 5 minutes.
+    expect(RETIRED_KEY_PUBLISHED_SECONDS).toBeGreaterThan(MAX_KEYS_TTL_SECONDS + IDENTITY_TOKEN_TTL_SECONDS + JWKS_MAX_AGE_SECONDS);
   });
 
-  it('stops publishing a retired key once its day is over', async () => {
-    const [old] = await storedKeys();
-    await db.query(`UPDATE identity.identity_token_keys SET retires_at = now() - interval '1 second' WHERE kid = $1`, [old!.kid]);
-    const { keys } = JSON.parse((await jwks()).text) as { keys: { kid: string }[] };
-    expect(keys.map((key) => key.kid)).not.toContain(old!.kid);
-    expect(keys).toHaveLength(1);
+  // Rotation, by moving every key's timestamps back as if time had passed (never by waiting).
+  const timePasses = (seconds: number) =>
+    db.query(
+      `UPDATE identity.identity_token_keys
+          SET created_at = created_at - make_interval(secs => $1), activates_at = activates_at - make_interval(secs => $1),
+              retires_at = retires_at - make_interval(secs => $1)`,
+      [seconds],
+    );
+  const signingKid = async () => (JSON.parse((await clients.identity.getIdentitySigningKeys({})).currentPrivateJwkJson) as { kid: string }).kid;
+  const publishedKids = async () => (JSON.parse((await jwks()).text) as { keys: { kid: string }[] }).keys.map((key) => key.kid).sort();
+  const kidOf = async (token: string) => (await verify(token, 'https://tools.example.test/mcp')).protectedHeader.kid;
+  let before: string;
+  let oldKid: string;
+  let newKid: string;
+
+  it('publishes a successor once the key has signed past its age, but keeps signing with the old key until the successor activates', async () => {
+    before = await signer().tokenFor(subject());
+    oldKid = (await storedKeys())[0]!.kid;
+    // The first key signed from its creation.
+    const [first] = (await db.query<{ created_at: Date; activates_at: Date }>('SELECT created_at, activates_at FROM identity.identity_token_keys')).rows;
+    expect(first!.activates_at.getTime()).toBe(first!.created_at.getTime());
+    // Past IDENTITY_TOKEN_KEY_ROTATION_DAYS (30 by default) of signing.
+    await timePasses(31 * 24 * 3600);
+
+    const answers = await Promise.all(Array.from({ length: 6 }, () => clients.identity.getIdentitySigningKeys({})));
+    expect(new Set(answers.map((answer) => JSON.parse(answer.currentPrivateJwkJson).kid as string))).toEqual(new Set([oldKid]));
+    const rows = (
+      await db.query<{ kid: string; created_at: Date; activates_at: Date; retires_at: Date | null }>(
+        'SELECT kid, created_at, activates_at, retires_at FROM identity.identity_token_keys ORDER BY created_at',
+      )
+    ).rows;
+    expect(rows.map((row) => row.kid)).toEqual([oldKid, expect.any(String)]);
+    const [old, next] = rows as [(typeof rows)[number], (typeof rows)[number]];
+    newKid = next.kid;
+    // Published now, signing once every key set cached without it has expired; the old key stays published a
+    // day past that.
+    expect(next.activates_at.getTime() - next.created_at.getTime()).toBe(KEY_ACTIVATION_DELAY_SECONDS * 1000);
+    expect(next.retires_at).toBeNull();
+    expect(old.retires_at!.getTime() - next.activates_at.getTime()).toBe(RETIRED_KEY_PUBLISHED_SECONDS * 1000);
+
+    expect(await publishedKids()).toEqual([oldKid, newKid].sort());
+    expect(await kidOf(await signer().tokenFor(subject()))).toBe(oldKid);
+    // Two minutes before the activation: no further key, and the old one signs.
+    await timePasses(KEY_ACTIVATION_DELAY_SECONDS - 120);
+    expect(await signingKid()).toBe(oldKid);
+    expect(await kidOf(await signer().tokenFor(subject()))).toBe(oldKid);
+    expect((await storedKeys()).map((row) => row.kid)).toEqual([oldKid, newKid]);
+  });
+
+  it('signs with the successor from its activation, and its tokens verify against a key set fetched before the switch', async () => {
+    const { createLocalJWKSet, jwtVerify } = await loadJose();
+    const fetchedBefore = createLocalJWKSet(JSON.parse((await jwks()).text) as { keys: JWK[] });
+    await timePasses(120);
+
+    expect(await signingKid()).toBe(newKid);
+    const after = await signer().tokenFor(subject());
+    const { protectedHeader } = await jwtVerify(after, fetchedBefore, { issuer: appUrl, audience: 'https://tools.example.test/mcp', algorithms: ['ES256'] });
+    expect(protectedHeader.kid).toBe(newKid);
+    expect(await kidOf(after)).toBe(newKid);
+    // Tokens of the old key still verify against the key set served now.
+    expect(await kidOf(before)).toBe(oldKid);
+    expect((await storedKeys()).map((row) => row.kid)).toEqual([oldKid, newKid]);
+  });
+
+  it('keeps the retired key published for a day past its successor\'s activation, then stops publishing it', async () => {
+    await timePasses(RETIRED_KEY_PUBLISHED_SECONDS - 300);
+    expect(await publishedKids()).toEqual([oldKid, newKid].sort());
+    expect(await kidOf(before)).toBe(oldKid);
+
+    await timePasses(300);
+    expect(await publishedKids()).toEqual([newKid]);
+    expect(await signingKid()).toBe(newKid);
   });
 });

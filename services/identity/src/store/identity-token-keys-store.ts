@@ -1,24 +1,33 @@
 import type { Queryable } from '@platform/runtime';
 
-/** A key as stored; `due` says whether it is older than the rotation age asked about. */
+/**
+ * A key as stored. `active`: it may sign (its activation time has come); `due`: it has signed for longer than the
+ * rotation age asked about. The newest key has no `retires_at`; it may still be waiting for its activation.
+ */
 export interface IdentityTokenKeyRow {
   kid: string;
   alg: string;
   private_jwk_sealed: string;
   public_jwk: Record<string, unknown>;
   created_at: Date;
+  activates_at: Date;
   retires_at: Date | null;
+  active: boolean;
   due: boolean;
 }
 
-/** The keys still published (current first, then newer before older), each marked due past `rotationDays`. */
+/**
+ * The keys still published, latest activation first (so a key waiting for its activation, if any, then the
+ * signing key, then retired ones), each marked active, and due past `rotationDays` of signing.
+ */
 export async function listPublishedKeys(db: Queryable, rotationDays: number): Promise<IdentityTokenKeyRow[]> {
   const { rows } = await db.query<IdentityTokenKeyRow>(
-    `SELECT kid, alg, private_jwk_sealed, public_jwk, created_at, retires_at,
-            created_at <= now() - ($1::double precision * interval '1 day') AS due
+    `SELECT kid, alg, private_jwk_sealed, public_jwk, created_at, activates_at, retires_at,
+            activates_at <= now() AS active,
+            activates_at <= now() - ($1::double precision * interval '1 day') AS due
        FROM identity.identity_token_keys
       WHERE retires_at IS NULL OR retires_at > now()
-      ORDER BY retires_at IS NOT NULL, created_at DESC`,
+      ORDER BY activates_at DESC, created_at DESC`,
     [rotationDays],
   );
   return rows;
@@ -29,17 +38,25 @@ export async function lockKeyRotation(db: Queryable): Promise<void> {
   await db.query(`SELECT pg_advisory_xact_lock(hashtextextended('identity.identity_token_keys', 0))`);
 }
 
-/** Retires the current key: its public key stays published for `publishedForSeconds` more. */
-export async function retireCurrentKey(db: Queryable, publishedForSeconds: number): Promise<void> {
+/**
+ * Retires the newest key: its public key stays published until `publishedForSeconds` from now (the caller counts
+ * them from its successor's activation, not from now).
+ */
+export async function retireNewestKey(db: Queryable, publishedForSeconds: number): Promise<void> {
   await db.query(
     `UPDATE identity.identity_token_keys SET retires_at = now() + make_interval(secs => $1) WHERE retires_at IS NULL`,
     [publishedForSeconds],
   );
 }
 
-export async function insertKey(db: Queryable, key: { kid: string; alg: string; privateJwkSealed: string; publicJwk: Record<string, unknown> }): Promise<void> {
+/** Stores a new newest key, published from now and signing from `activatesInSeconds` from now. */
+export async function insertKey(
+  db: Queryable,
+  key: { kid: string; alg: string; privateJwkSealed: string; publicJwk: Record<string, unknown>; activatesInSeconds: number },
+): Promise<void> {
   await db.query(
-    `INSERT INTO identity.identity_token_keys (kid, alg, private_jwk_sealed, public_jwk) VALUES ($1, $2, $3, $4::jsonb)`,
-    [key.kid, key.alg, key.privateJwkSealed, JSON.stringify(key.publicJwk)],
+    `INSERT INTO identity.identity_token_keys (kid, alg, private_jwk_sealed, public_jwk, activates_at)
+     VALUES ($1, $2, $3, $4::jsonb, now() + make_interval(secs => $5))`,
+    [key.kid, key.alg, key.privateJwkSealed, JSON.stringify(key.publicJwk), key.activatesInSeconds],
   );
 }

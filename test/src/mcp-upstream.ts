@@ -3,8 +3,8 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { McpServer, ResourceTemplate, type RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { ElicitResultSchema, ListRootsResultSchema, SubscribeRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { StreamableHTTPServerTransport, type EventStore } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { ElicitResultSchema, ListRootsResultSchema, SubscribeRequestSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 
 /**
@@ -35,6 +35,34 @@ export interface McpUpstreamOptions {
   name: string;
   /** Answer requests with JSON instead of SSE where the SDK allows it. */
   jsonResponses?: boolean;
+  /**
+   * Resumable streams (MCP 2025-11-25): an event store, so every stream opens with a priming event, a `detach` tool
+   * that ends its answer stream half-way and finishes on the stream the client resumes, and a `hangup` tool whose
+   * connection drops half-way with nothing to resume from.
+   */
+  resumable?: boolean;
+}
+
+/**
+ * The events of an upstream's streams in the order they were sent, for resuming (the SDK's example store orders the
+ * events of one millisecond at random, so a replay could skip some).
+ */
+class OrderedEventStore implements EventStore {
+  private readonly events: { id: string; streamId: string; message: JSONRPCMessage }[] = [];
+
+  async storeEvent(streamId: string, message: JSONRPCMessage): Promise<string> {
+    const id = String(this.events.length + 1);
+    this.events.push({ id, streamId, message });
+    return id;
+  }
+
+  async replayEventsAfter(lastEventId: string, { send }: { send: (eventId: string, message: JSONRPCMessage) => Promise<void> }): Promise<string> {
+    const last = this.events.findIndex((event) => event.id === lastEventId);
+    if (last < 0) return '';
+    const { streamId } = this.events[last]!;
+    for (const event of this.events.slice(last + 1)) if (event.streamId === streamId) await send(event.id, event.message);
+    return streamId;
+  }
 }
 
 interface Session {
@@ -43,7 +71,7 @@ interface Session {
   echo: RegisteredTool;
 }
 
-function buildServer(name: string, echoDescription: () => string, onCancelled: () => void): { server: McpServer; echo: RegisteredTool } {
+function buildServer(name: string, echoDescription: () => string, onCancelled: () => void, resumable: boolean): { server: McpServer; echo: RegisteredTool } {
   const server = new McpServer({ name: `upstream-${name}`, version: '1.0.0' }, { capabilities: { logging: {} } });
   const echo = server.registerTool(
     'echo',
@@ -89,6 +117,18 @@ function buildServer(name: string, echoDescription: () => string, onCancelled: (
     const answer = await extra.sendRequest({ method: 'roots/list' }, ListRootsResultSchema);
     return { content: [{ type: 'text', text: answer.roots.map((root) => root.uri).join(',') }] };
   });
+  if (resumable) {
+    server.registerTool('detach', { description: 'Ends its answer stream half-way and finishes on the resumed one' }, async (extra) => {
+      const token = extra._meta?.progressToken;
+      if (token !== undefined) await extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: 1, total: 2 } });
+      extra.closeSSEStream?.();
+      // What follows is stored and replayed to the client that resumes with Last-Event-ID, whenever it comes.
+      if (token !== undefined) await extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: 2, total: 2 } });
+      return { content: [{ type: 'text', text: `${name}: finished after resuming` }] };
+    });
+    // Registered so that discovery lists it; the HTTP layer below starts its answer stream and drops the connection.
+    server.registerTool('hangup', { description: 'Drops the connection in the middle of its answer' }, () => ({ content: [] }));
+  }
   // Registered so that discovery lists it; the HTTP layer below answers its calls with malformed JSON.
   server.registerTool('garbage', { description: 'Answers with a malformed message' }, () => ({ content: [] }));
   // Subscriptions: acknowledged, then an update on the session's GET stream.
@@ -148,6 +188,12 @@ export async function startMcpUpstream(options: McpUpstreamOptions): Promise<Mcp
         response.writeHead(200, { 'content-type': 'application/json' }).end('{"jsonrpc": "2.0", "result": {oops');
         return;
       }
+      if (call?.method === 'tools/call' && call.params?.name === 'hangup') {
+        // One event without an id (nothing to resume from), then the connection goes.
+        response.writeHead(200, { 'content-type': 'text/event-stream' });
+        response.write(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'going' } })}\n\n`, () => response.destroy());
+        return;
+      }
       if (typeof sessionId === 'string') {
         const session = sessions.get(sessionId);
         if (!session) {
@@ -161,10 +207,11 @@ export async function startMcpUpstream(options: McpUpstreamOptions): Promise<Mcp
         response.writeHead(400).end();
         return;
       }
-      const { server, echo } = buildServer(options.name, () => echoDescription, () => upstream.cancelledCalls++);
+      const { server, echo } = buildServer(options.name, () => echoDescription, () => upstream.cancelledCalls++, options.resumable ?? false);
       const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
         enableJsonResponse: options.jsonResponses ?? false,
+        ...(options.resumable ? { eventStore: new OrderedEventStore(), retryInterval: 10 } : {}),
         onsessioninitialized: (id) => {
           upstream.sessionsOpened++;
           sessions.set(id, { server, transport, echo });
@@ -213,7 +260,7 @@ export async function startLegacySseUpstream(options: { name: string }): Promise
         const transport = new SSEServerTransport('/messages', response);
         transports.set(transport.sessionId, transport);
         response.on('close', () => transports.delete(transport.sessionId));
-        const { server } = buildServer(options.name, () => `Echoes text back (${options.name})`, () => undefined);
+        const { server } = buildServer(options.name, () => `Echoes text back (${options.name})`, () => undefined, false);
         await server.connect(transport);
         return;
       }

@@ -14,12 +14,15 @@ import {
   type JsonRpcResponse,
 } from './jsonrpc';
 import { relayIdOf } from './relay-ids';
-import { StopSwitch } from './stop-switch';
-import { postToUpstream, type UpstreamAnswer, type UpstreamEndpoint } from './upstream-client';
-import type { UpstreamStreamItem } from './upstream-items';
+import { onStopped, StopSwitch } from './stop-switch';
+import { postToUpstream, resumeUpstreamStream, type UpstreamAnswer, type UpstreamEndpoint } from './upstream-client';
+import type { UpstreamStream } from './upstream-items';
 
 /** After relaying a question to the client (elicitation, sampling), how long the upstream may stay silent. */
 const AWAITING_CLIENT_MS = 10 * 60 * 1000;
+/** How long to wait before resuming an upstream's answer stream when it named no `retry`, and at the most. */
+const RESUME_AFTER_MS = 1_000;
+const MAX_RESUME_WAIT_MS = 30_000;
 const LIST_CHANGED = new Set(['notifications/tools/list_changed', 'notifications/prompts/list_changed', 'notifications/resources/list_changed']);
 
 /**
@@ -114,12 +117,20 @@ export async function forwardRequest(
         reply.final(answer.message, answer.text);
         return { response: answer.message };
       }
-      case 'stream':
-        return await relayStream(ctx, server, request, answer.messages, reply, () => {
-          armIdle();
-        }, () => {
-          idleLimitMs = Math.max(idleLimitMs, AWAITING_CLIENT_MS);
+      case 'stream': {
+        const upstream = endpoint;
+        const resume = async (lastEventId: string, retryMs: number | undefined) => {
+          await pause(Math.min(retryMs ?? RESUME_AFTER_MS, MAX_RESUME_WAIT_MS), stopSwitch);
+          return resumeUpstreamStream(upstream, lastEventId, { ...options, signal: stopSwitch.signal });
+        };
+        return await relayStream(ctx, server, request, answer.messages, reply, {
+          onActivity: armIdle,
+          onQuestionRelayed: () => {
+            idleLimitMs = Math.max(idleLimitMs, AWAITING_CLIENT_MS);
+          },
+          resume,
         });
+      }
       default:
         throw malformed(server);
     }
@@ -144,28 +155,62 @@ function malformed(server: RuntimeServer): GatewayRpcError {
   return new GatewayRpcError(RPC.upstreamProtocolError, `Upstream server '${server.slug}' answered with a malformed message`, 'error', 'protocol_error');
 }
 
-async function relayStream(
-  ctx: CallContext,
-  server: RuntimeServer,
-  request: JsonRpcRequest,
-  items: AsyncIterable<UpstreamStreamItem>,
-  reply: ClientReply,
-  onActivity: () => void,
-  onQuestionRelayed: () => void,
-): Promise<ForwardOutcome> {
-  for await (const item of items) {
-    onActivity();
-    if ('malformed' in item) throw malformed(server);
-    const message = item.message;
-    if (isResponse(message)) {
-      if (message.id !== request.id) continue;
-      reply.final(message, item.text);
-      return { response: message };
+interface StreamRelay {
+  /** Any message from the upstream: the exchange is alive. */
+  onActivity: () => void;
+  /** A question went to the client: the upstream may now wait for its answer. */
+  onQuestionRelayed: () => void;
+  /** Picks up the stream after the event with this id (after the upstream's `retry` wait). */
+  resume: (lastEventId: string, retryMs: number | undefined) => Promise<UpstreamStream>;
+}
+
+/**
+ * Relays an upstream's answer stream to the client until the answer. A stream that ends (or breaks) before the answer
+ * after an event id is resumed from that id (MCP 2025-11-25), as often as the upstream asks; the exchange's timeout
+ * still bounds how long it may stay silent.
+ */
+async function relayStream(ctx: CallContext, server: RuntimeServer, request: JsonRpcRequest, items: UpstreamStream, reply: ClientReply, relay: StreamRelay): Promise<ForwardOutcome> {
+  let stream = items;
+  for (;;) {
+    try {
+      for await (const item of stream) {
+        relay.onActivity();
+        if ('malformed' in item) throw malformed(server);
+        const message = item.message;
+        if (isResponse(message)) {
+          if (message.id !== request.id) continue;
+          reply.final(message, item.text);
+          return { response: message };
+        }
+        const relayed = toClient(ctx, server, message);
+        if (!relayed) throw malformed(server);
+        if (isRequest(relayed)) relay.onQuestionRelayed();
+        reply.send(relayed as JsonRpcRequest | JsonRpcNotification);
+      }
+    } catch (error) {
+      if (stream.lastEventId === undefined || !isBrokenConnection(error)) throw error;
     }
-    const relayed = toClient(ctx, server, message);
-    if (!relayed) throw malformed(server);
-    if (isRequest(relayed)) onQuestionRelayed();
-    reply.send(relayed as JsonRpcRequest | JsonRpcNotification);
+    if (stream.lastEventId === undefined) {
+      throw new GatewayRpcError(RPC.upstreamProtocolError, `Upstream server '${server.slug}' closed the stream without answering`, 'error', 'protocol_error');
+    }
+    stream = await relay.resume(stream.lastEventId, stream.retryMs);
   }
-  throw new GatewayRpcError(RPC.upstreamProtocolError, `Upstream server '${server.slug}' closed the stream without answering`, 'error', 'protocol_error');
+}
+
+/** A stream that broke on the way (not a malformed message, not a stop): worth resuming. */
+function isBrokenConnection(error: unknown): boolean {
+  return error instanceof GatewayRpcError && error.errorClass === 'unreachable';
+}
+
+/** Waits `milliseconds`, or less when the exchange is stopped meanwhile (the caller's next step then fails on it). */
+function pause(milliseconds: number, stop: StopSwitch): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, milliseconds);
+    const stopListening = onStopped(stop, done);
+    function done() {
+      clearTimeout(timer);
+      stopListening();
+      resolve();
+    }
+  });
 }

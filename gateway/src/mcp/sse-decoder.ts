@@ -1,8 +1,11 @@
 import { TextDecoder } from 'node:util';
 import { createParser, type EventSourceMessage, type EventSourceParser } from 'eventsource-parser';
 
-/** Whether an SSE event carries a message (events named `message`, or unnamed). */
-export const isMessageEvent = (event: EventSourceMessage): boolean => event.event === undefined || event.event === 'message';
+/**
+ * Whether an SSE event carries a message: named `message` or unnamed, with data. An event without data is a server's
+ * priming event (MCP 2025-11-25: an event id before anything else, so the stream can be resumed) or a keep-alive.
+ */
+export const isMessageEvent = (event: EventSourceMessage): boolean => (event.event === undefined || event.event === 'message') && event.data !== '';
 
 /**
  * An SSE body's chunks in, its events out as each completes. An event still unfinished after `maxBytes` bytes is a
@@ -15,15 +18,18 @@ export class SseDecoder {
   private text: TextDecoder | undefined;
   private readonly parser: EventSourceParser;
 
+  /** `onRetry` hears the stream's `retry` field: how long to wait before resuming it. */
   constructor(
     onEvent: (event: EventSourceMessage) => void,
     private readonly maxBytes = Infinity,
+    onRetry?: (milliseconds: number) => void,
   ) {
     this.parser = createParser({
       onEvent: (event) => {
         this.pendingBytes = 0;
         onEvent(event);
       },
+      ...(onRetry ? { onRetry } : {}),
     });
   }
 

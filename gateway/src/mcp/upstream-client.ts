@@ -7,7 +7,7 @@ import type { LegacySseConnection } from './legacy-sse';
 import { isMessageEvent, SseDecoder } from './sse-decoder';
 import { signalOf } from './stop-switch';
 import { httpError, protocolError, upstreamFailure } from './upstream-errors';
-import { streamItemOf, type UpstreamStreamItem } from './upstream-items';
+import { streamItemOf, type UpstreamStream, type UpstreamStreamItem } from './upstream-items';
 import { firstHeader, PostHandler, type PostAnswer, type PostLimits } from './upstream-post';
 
 /**
@@ -33,7 +33,7 @@ export type UpstreamAnswer =
   | { kind: 'accepted' }
   /** `text` is the body as received: relayed as it is when the message needs no change. */
   | { kind: 'json'; message: unknown; text: string; sessionId: string }
-  | { kind: 'stream'; messages: AsyncIterable<UpstreamStreamItem>; sessionId: string }
+  | { kind: 'stream'; messages: UpstreamStream; sessionId: string }
   /** The upstream no longer knows the session (HTTP 404 with a session id): re-initialize and retry. */
   | { kind: 'session_expired' };
 
@@ -51,9 +51,9 @@ function headersFor(endpoint: UpstreamEndpoint, accept: string, withBody: boolea
  * The events of an SSE body as they arrive. With `maxBytes`, an event still unfinished after that many bytes fails
  * the stream (a protocol error of `slug`).
  */
-export async function* sseEvents(body: Readable, maxBytes = Infinity, slug = ''): AsyncGenerator<EventSourceMessage> {
+export async function* sseEvents(body: Readable, maxBytes = Infinity, slug = '', onRetry?: (milliseconds: number) => void): AsyncGenerator<EventSourceMessage> {
   const ready: EventSourceMessage[] = [];
-  const decoder = new SseDecoder((event) => ready.push(event), maxBytes);
+  const decoder = new SseDecoder((event) => ready.push(event), maxBytes, onRetry);
   try {
     for await (const chunk of body) {
       if (!decoder.feed(chunk as Buffer)) throw protocolError(slug, `a message larger than ${maxBytes} bytes`);
@@ -64,9 +64,17 @@ export async function* sseEvents(body: Readable, maxBytes = Infinity, slug = '')
   }
 }
 
-/** The messages of an SSE body as they arrive. */
-async function* sseItems(body: Readable): AsyncGenerator<UpstreamStreamItem> {
-  for await (const event of sseEvents(body)) if (isMessageEvent(event)) yield streamItemOf(event.data);
+/** The messages of an SSE body as they arrive, with where the stream may be resumed. */
+function sseItems(body: Readable): UpstreamStream {
+  const stream: { lastEventId?: string; retryMs?: number } & UpstreamStream = {
+    async *[Symbol.asyncIterator]() {
+      for await (const event of sseEvents(body, Infinity, '', (milliseconds) => (stream.retryMs = milliseconds))) {
+        if (event.id !== undefined) stream.lastEventId = event.id;
+        if (isMessageEvent(event)) yield streamItemOf(event.data);
+      }
+    },
+  };
+  return stream;
 }
 
 /** One HTTP exchange with the upstream up to its response headers; every failure as a GatewayRpcError. */
@@ -76,12 +84,13 @@ export async function exchange(
   accept: string,
   body: string | undefined,
   options: { dispatcher: Dispatcher; signal: AbortSignal; timeoutSeconds: number },
+  extraHeaders: Record<string, string> = {},
 ): Promise<Dispatcher.ResponseData> {
   try {
     return await request(endpoint.url, {
       method,
       dispatcher: options.dispatcher,
-      headers: headersFor(endpoint, accept, body !== undefined),
+      headers: { ...headersFor(endpoint, accept, body !== undefined), ...extraHeaders },
       ...(body !== undefined ? { body } : {}),
       signal: options.signal,
       headersTimeout: options.timeoutSeconds * 1000,
@@ -150,6 +159,23 @@ export async function openUpstreamStream(
   if (statusCode !== 200 || !firstHeader(headers['content-type']).toLowerCase().startsWith('text/event-stream')) {
     body.resume();
     throw statusCode === 200 ? protocolError(endpoint.serverSlug, 'a GET stream that is not text/event-stream') : httpError(endpoint.serverSlug, statusCode);
+  }
+  return sseItems(body);
+}
+
+/**
+ * Picks up a POST's answer stream that the upstream ended before the answer (MCP 2025-11-25 lets a server close a
+ * stream after an event id and have the client poll): a GET with `Last-Event-ID` replays what followed that event.
+ */
+export async function resumeUpstreamStream(
+  endpoint: UpstreamEndpoint,
+  lastEventId: string,
+  options: { dispatcher: Dispatcher; signal: AbortSignal; timeoutSeconds: number },
+): Promise<UpstreamStream> {
+  const { statusCode, headers, body } = await exchange(endpoint, 'GET', 'text/event-stream', undefined, options, { 'last-event-id': lastEventId });
+  if (statusCode !== 200 || !firstHeader(headers['content-type']).toLowerCase().startsWith('text/event-stream')) {
+    body.resume();
+    throw statusCode === 200 ? protocolError(endpoint.serverSlug, 'a resumed stream that is not text/event-stream') : httpError(endpoint.serverSlug, statusCode);
   }
   return sseItems(body);
 }

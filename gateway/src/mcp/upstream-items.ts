@@ -14,3 +14,13 @@ export function streamItemOf(data: string): UpstreamStreamItem {
     return { malformed: data.slice(0, 200) };
   }
 }
+
+/**
+ * An upstream's SSE stream of items. A server may end a stream before its last message and let the client resume
+ * it (MCP 2025-11-25): `lastEventId` is where a GET with `Last-Event-ID` picks it up, `retryMs` how long the server
+ * asked clients to wait first.
+ */
+export interface UpstreamStream extends AsyncIterable<UpstreamStreamItem> {
+  readonly lastEventId?: string;
+  readonly retryMs?: number;
+}

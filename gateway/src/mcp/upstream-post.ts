@@ -3,7 +3,7 @@ import type { GatewayRpcError } from './jsonrpc';
 import { isMessageEvent, SseDecoder } from './sse-decoder';
 import { onStopped, type ExchangeStop } from './stop-switch';
 import { protocolError, upstreamFailure } from './upstream-errors';
-import { streamItemOf, type UpstreamStreamItem } from './upstream-items';
+import { streamItemOf, type UpstreamStream, type UpstreamStreamItem } from './upstream-items';
 
 /** An upstream's answer to a POST: a JSON body read whole, an SSE body as items, or neither (drained and dropped). */
 export interface PostAnswer {
@@ -11,7 +11,7 @@ export interface PostAnswer {
   headers: Record<string, string | string[] | undefined>;
   type: string;
   text?: string;
-  items?: AsyncIterable<UpstreamStreamItem>;
+  items?: UpstreamStream;
 }
 
 export interface PostLimits {
@@ -66,9 +66,14 @@ export class PostHandler implements Dispatcher.DispatchHandler {
     if (isSuccess(statusCode) && type.startsWith('text/event-stream')) {
       const stream = new StreamItems(controller, () => this.readerStopped(controller));
       this.stream = stream;
-      this.decoder = new SseDecoder((event) => {
-        if (isMessageEvent(event)) stream.push(streamItemOf(event.data));
-      }, this.limits.maxMessageBytes);
+      this.decoder = new SseDecoder(
+        (event) => {
+          if (event.id !== undefined) stream.lastEventId = event.id;
+          if (isMessageEvent(event)) stream.push(streamItemOf(event.data));
+        },
+        this.limits.maxMessageBytes,
+        (milliseconds) => (stream.retryMs = milliseconds),
+      );
       answer.items = stream;
       this.settle(answer);
     }
@@ -109,8 +114,9 @@ export class PostHandler implements Dispatcher.DispatchHandler {
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
     this.ended = true;
     this.done();
-    if (this.stream) this.stream.fail(error);
-    else this.fail(upstreamFailure(this.slug, error, this.limits.timeoutSeconds));
+    const failure = upstreamFailure(this.slug, error, this.limits.timeoutSeconds);
+    if (this.stream) this.stream.fail(failure);
+    else this.fail(failure);
   }
 
   /** The reader has what it wanted: the rest of the answer is dropped, and cut if it does not end soon. */
@@ -145,8 +151,10 @@ export class PostHandler implements Dispatcher.DispatchHandler {
  * The items of one SSE answer, handed from undici's callbacks to one async reader. Pauses the upstream while more
  * than a few items wait unread and resumes it when the reader catches up; `onStop` hears a reader that left early.
  */
-class StreamItems implements AsyncIterable<UpstreamStreamItem>, AsyncIterator<UpstreamStreamItem> {
+class StreamItems implements UpstreamStream, AsyncIterator<UpstreamStreamItem> {
   stopped = false;
+  lastEventId: string | undefined;
+  retryMs: number | undefined;
   private readonly queue: UpstreamStreamItem[] = [];
   private ended = false;
   private error: unknown;

@@ -1,5 +1,5 @@
 import type { RuntimeServer } from '@platform/proto/gen/platform/catalog/v1/catalog';
-import { resourceRoute, type GatewayExposure } from './exposure';
+import { resourceRoute, type Exposed, type GatewayExposure } from './exposure';
 import { GatewayRpcError, RPC, type JsonRpcRequest } from './jsonrpc';
 
 /**
@@ -82,9 +82,17 @@ function completionRoute(exposure: GatewayExposure, request: JsonRpcRequest): Ro
     return { kind: 'upstream', server: prompt.upstream, message: withParams(request, { ref: { ...ref, name: prompt.upstreamName } }), exposedName: ref.name };
   }
   if (ref?.type === 'ref/resource' && typeof ref.uri === 'string') {
-    const resource = resourceRoute(exposure, ref.uri);
+    const resource = completionResource(exposure, ref.uri);
     if (!resource) throw notExposed('resource', ref.uri);
     return { kind: 'upstream', server: resource.upstream, message: request, exposedName: ref.uri };
   }
   throw new GatewayRpcError(RPC.invalidParams, 'params.ref must be a ref/prompt with a name or a ref/resource with a uri', 'error', 'invalid_params');
+}
+
+/**
+ * The resource or template a completion names. Its `uri` is a resource's URI or a template itself, so it is looked up
+ * as it is: matched as a URI, a hidden template's text could fall under an exposed template that accepts it.
+ */
+function completionResource(exposure: GatewayExposure, uri: string): Exposed | undefined {
+  return exposure.resources.get(uri) ?? exposure.templates.find((candidate) => candidate.template.toString() === uri);
 }

@@ -25,15 +25,19 @@ export const MIN_LENGTH_FOR_HINT = 12;
 
 /** An HTTP header field name (RFC 9110 token). */
 export const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-/** A header value the upstream request can carry: not empty, no control characters but tab (CR and LF would split headers). */
+/** Visible ASCII, space and tab: RFC 9110's field-value without obs-text. */
+const HEADER_VALUE = /^[\t\x20-\x7e]+$/;
+/**
+ * A header value the upstream request can carry: not empty, visible ASCII, spaces and tabs only. Control characters
+ * would split or end the header; characters above U+00FF cannot be sent at all (fetch refuses them, so every
+ * discovery, health check and call would fail as if the upstream were unreachable), and U+0080 to U+00FF (obs-text)
+ * go out as single bytes each server reads its own way.
+ */
 export function isHeaderValue(value: string): boolean {
-  if (value.length === 0) return false;
-  for (const char of value) {
-    const code = char.codePointAt(0)!;
-    if ((code < 0x20 && code !== 0x09) || code === 0x7f) return false;
-  }
-  return true;
+  return HEADER_VALUE.test(value);
 }
+/** The problem a refused header value reports: it names the rule, never the value. */
+export const HEADER_VALUE_RULE = `must be 1 to ${MAX_AUTH_VALUE} visible ASCII characters, spaces or tabs`;
 
 /** The plain, still unsealed fields of a server as the rules see them. */
 export interface McpServerDraft {
@@ -73,7 +77,7 @@ export function validMcpServer(draft: McpServerDraft): McpServerDraft {
   if (draft.authValue !== null) {
     authHeaderName ||= DEFAULT_AUTH_HEADER;
     if (draft.authValue.length > MAX_AUTH_VALUE || !isHeaderValue(draft.authValue)) {
-      problems.push({ field: 'authValue', problem: `must be 1 to ${MAX_AUTH_VALUE} characters without control characters` });
+      problems.push({ field: 'authValue', problem: HEADER_VALUE_RULE });
     }
     if (authHeaderName.length > MAX_HEADER_NAME || !HEADER_NAME.test(authHeaderName)) {
       problems.push({ field: 'authHeaderName', problem: 'must be an HTTP header name' });

@@ -1,6 +1,6 @@
 import type { AdminUpdateMcpServerRequest } from '@platform/proto/gen/platform/catalog/v1/catalog';
 import { AppError, PLATFORM_TEAM_ID, type FieldError } from '@platform/runtime';
-import { HEADER_NAME, isHeaderValue, MAX_AUTH_VALUE, MAX_DESCRIPTION, MAX_HEADER_NAME, MAX_NAME, MAX_URL } from './mcp-servers-rules';
+import { HEADER_NAME, HEADER_VALUE_RULE, isHeaderValue, MAX_AUTH_VALUE, MAX_DESCRIPTION, MAX_HEADER_NAME, MAX_NAME, MAX_URL } from './mcp-servers-rules';
 
 export const ACCESS_MODES = ['proxy', 'direct'] as const;
 export const VISIBILITIES = ['all', 'teams'] as const;
@@ -68,7 +68,7 @@ function headerProblems(headers: Record<string, string>): FieldError[] {
     else if (seen.has(lower)) problems.push({ field: `headers.${name}`, problem: 'is given twice (header names are case-insensitive)' });
     seen.add(lower);
     if (value.length > MAX_AUTH_VALUE || !isHeaderValue(value)) {
-      problems.push({ field: `headers.${name.slice(0, MAX_HEADER_NAME)}`, problem: `value must be 1 to ${MAX_AUTH_VALUE} characters without control characters` });
+      problems.push({ field: `headers.${name.slice(0, MAX_HEADER_NAME)}`, problem: `value ${HEADER_VALUE_RULE}` });
     }
   }
   if (bytes > MAX_HEADERS_BYTES) problems.push({ field: 'headers', problem: `names and values must total at most ${MAX_HEADERS_BYTES} bytes` });

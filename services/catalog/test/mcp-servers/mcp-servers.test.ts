@@ -167,6 +167,26 @@ describe('MCP servers', () => {
     expect(badHeader.status).toBe(400);
   });
 
+  it('refuses a credential a request header cannot carry (not visible ASCII, space or tab) with a 400 naming authValue, never the value', async () => {
+    const created = (await create(owner.client, { authValue: SECRET })).body.data;
+    // Above U+00FF fetch cannot send it at all; U+0080 to U+00FF (obs-text) each server reads its own way.
+    for (const authValue of ['Bearer price-in-\u20ac-token', 'Bearer caf\u00e9-token', 'Bearer bell\u0007token', 'Bearer tab\tand space ok\u{1f511}']) {
+      const refused = await create(owner.client, { authValue });
+      expect([JSON.stringify(authValue), refused.status, refused.body.error?.code]).toEqual([JSON.stringify(authValue), 400, 'invalid_request']);
+      expect(refused.body.error.fields.map((f: { field: string }) => f.field)).toEqual(['authValue']);
+      expect(JSON.stringify(refused.body)).not.toContain(authValue.slice(7, 14));
+      const changed = await owner.client.patch(`${servers()}/${created.id}`, { authValue }, { 'if-match': '"1"' });
+      expect([JSON.stringify(authValue), changed.status, changed.body.error?.fields?.map((f: { field: string }) => f.field)]).toEqual([
+        JSON.stringify(authValue),
+        400,
+        ['authValue'],
+      ]);
+    }
+    // Spaces and tabs inside are fine.
+    expect((await create(owner.client, { authValue: 'Bearer a\tb c' })).status).toBe(201);
+    expect((await owner.client.get(`${servers()}/${created.id}`)).body.data).toMatchObject({ revision: 1, authValueHint: 'WXYZ' });
+  });
+
   it('keeps slugs unique within a team (409) but not across teams', async () => {
     const slug = unique('dup');
     expect((await create(owner.client, { slug })).status).toBe(201);

@@ -219,6 +219,8 @@ describe('platform servers: op 16 and the platform team routes', () => {
       [{ headers: manyHeaders }, 'headers'],
       [{ headers: { 'Bad Name': 'v' } }, 'headers.Bad Name'],
       [{ headers: { 'X-Key': 'line\nbreak' } }, 'headers.X-Key'],
+      [{ headers: { 'X-Key': 'price-in-\u20ac' } }, 'headers.X-Key'],
+      [{ headers: { 'X-Key': 'caf\u00e9' } }, 'headers.X-Key'],
       [{ headers: { 'X-Key': '' } }, 'headers.X-Key'],
       [{ headers: { 'X-Key': 'k'.repeat(8193) } }, 'headers.X-Key'],
       [{ headers: { Host: 'evil.example' } }, 'headers.Host'],
@@ -231,6 +233,7 @@ describe('platform servers: op 16 and the platform team routes', () => {
       expect([field, refused.status, refused.body.error?.code]).toEqual([field, 400, 'invalid_request']);
       expect(refused.body.error.fields.map((f: { field: string }) => f.field)).toContain(field);
       expect(JSON.stringify(refused.body)).not.toContain('line\nbreak');
+      expect(JSON.stringify(refused.body)).not.toMatch(/price-in|caf\u00e9/);
     }
     // Within the limits: 20 headers are accepted.
     const twenty = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`X-Header-${i}`, 'v']));

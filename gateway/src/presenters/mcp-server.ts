@@ -9,7 +9,8 @@ const PUBLISH_STATES = ['draft', 'pending', 'published', 'rejected'] as const;
 
 /**
  * A team's MCP server (spec §2.3; OAuth modes come later). The credential is write-only: `hasAuth` and
- * `authValueHint` are all that shows of it.
+ * `authValueHint` are all that shows of it. `hasAuth` counts a platform admin's headers too (op 16), which the team
+ * cannot see or remove: a server that sends a secret never reads as sending none.
  */
 export const mcpServerSchema = z
   .object({
@@ -22,9 +23,12 @@ export const mcpServerSchema = z
     description: z.string(),
     url: z.string(),
     transport: z.enum(['streamable-http', 'sse']),
-    authHeaderName: z.string().nullable().meta({ description: 'The header that carries the credential; null without one.' }),
-    hasAuth: z.boolean(),
-    authValueHint: z.string().nullable().meta({ description: 'The last 4 characters of a credential of 12 or more; else null.' }),
+    authHeaderName: z.string().nullable().meta({ description: 'The header that carries the team\'s credential (`authValue`); null without one.' }),
+    hasAuth: z.boolean().meta({
+      description: 'Whether any secret is sent upstream: the team\'s credential, or headers a platform admin set (never shown). ' +
+        'Removing the credential does not remove those headers.',
+    }),
+    authValueHint: z.string().nullable().meta({ description: 'The last 4 characters of the team\'s credential when it has 12 or more; else null.' }),
     timeoutSeconds: z.number().int(),
     enabled: z.boolean(),
     publishState: z.enum(PUBLISH_STATES).meta({ description: '`draft`; `pending` (awaiting a platform admin\'s review); `published` (in the catalog); `rejected`.' }),

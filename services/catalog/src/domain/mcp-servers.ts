@@ -13,7 +13,7 @@ import type { RequestContext } from '@platform/proto/gen/platform/common/v1/comm
 import { catalogChangeCommitted, AppError, auditContext, parseAllowedNetworks, writeAuditEvent, type PublishPolicy, type Transaction } from '@platform/runtime';
 import { SCHEMA, type CatalogDeps } from '../deps';
 import { isUniqueViolation } from '../store/gateways-store';
-import { toMcpServer, type McpServerRow } from '../store/mcp-servers-mappers';
+import { hasStoredSecret, toMcpServer, type McpServerRow } from '../store/mcp-servers-mappers';
 import {
   deleteMcpServerRow,
   findTeamMcpServer,
@@ -38,7 +38,7 @@ import { publishPolicyOf, teamPublishing } from './publish-policy';
 const SLUG_TAKEN = () => AppError.conflict('An MCP server with this slug already exists in the team');
 const NOT_FOUND = () => AppError.notFound('MCP server');
 
-/** What an audit entry records of a server: never the credential, only whether there is one. */
+/** What an audit entry records of a server: never the credential, only whether any secret is stored. */
 function auditView(row: McpServerRow): Record<string, unknown> {
   return {
     slug: row.slug,
@@ -47,7 +47,8 @@ function auditView(row: McpServerRow): Record<string, unknown> {
     url: row.url,
     transport: row.transport,
     authHeaderName: row.auth_header_name,
-    hasAuth: row.auth_value_sealed !== null,
+    // As the view says it: any stored secret, the team's credential or a platform admin's headers.
+    hasAuth: hasStoredSecret(row),
     timeoutSeconds: row.timeout_seconds,
     enabled: row.enabled,
     sendIdentity: row.send_identity,

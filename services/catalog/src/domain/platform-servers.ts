@@ -6,7 +6,7 @@ import type {
 } from '@platform/proto/gen/platform/catalog/v1/catalog';
 import { catalogChangeCommitted, AppError, auditContext, parseAllowedNetworks, writeAuditEvent } from '@platform/runtime';
 import { SCHEMA, type CatalogDeps } from '../deps';
-import { toMcpServer, type McpServerRow } from '../store/mcp-servers-mappers';
+import { hasStoredSecret, toMcpServer, type McpServerRow } from '../store/mcp-servers-mappers';
 import {
   findMcpServerById,
   listAllMcpServerRows,
@@ -67,7 +67,7 @@ function auditView(row: McpServerRow, visibleTeamIds: readonly string[]): Record
     personal: row.personal,
     visibleTeamIds,
     enabled: row.enabled,
-    hasHeaders: row.headers_sealed !== null || row.auth_value_sealed !== null,
+    hasHeaders: hasStoredSecret(row),
   };
 }
 

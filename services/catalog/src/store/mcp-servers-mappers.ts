@@ -58,11 +58,23 @@ export interface CapabilitySummary {
 }
 
 /**
+ * Whether anything secret is sent upstream with the server's requests: the team's own credential (`authValue`) or
+ * the headers a platform admin set through op 16. `hasAuth` in the views and audit entries says this, so a server
+ * never reads as sending nothing while it sends a credential.
+ */
+export function hasStoredSecret(row: Pick<McpServerRow, 'auth_value_sealed' | 'headers_sealed'>): boolean {
+  return row.auth_value_sealed !== null || row.headers_sealed !== null;
+}
+
+/**
  * The proto view of a server: the sealed credential never leaves the service, only whether one exists and its hint.
- * `effectivePublishPolicy` is the owning team's (domain/publish-policy.ts); the row does not know it.
+ * `hasAuth` covers every stored secret (hasStoredSecret); the header name and hint describe the team's own
+ * credential only, since op 16's headers are never shown. `effectivePublishPolicy` is the owning team's
+ * (domain/publish-policy.ts); the row does not know it.
  */
 export function toMcpServer(row: McpServerRow, effectivePublishPolicy = ''): McpServer {
-  const hasAuth = row.auth_value_sealed !== null;
+  const hasCredential = row.auth_value_sealed !== null;
+  const hasAuth = hasStoredSecret(row);
   const summary = row.capability_summary;
   return {
     id: row.id,
@@ -72,9 +84,9 @@ export function toMcpServer(row: McpServerRow, effectivePublishPolicy = ''): Mcp
     description: row.description,
     url: row.url,
     transport: row.transport,
-    authHeaderName: hasAuth ? (row.auth_header_name ?? '') : '',
+    authHeaderName: hasCredential ? (row.auth_header_name ?? '') : '',
     hasAuth,
-    authValueHint: hasAuth ? (row.auth_value_hint ?? '') : '',
+    authValueHint: hasCredential ? (row.auth_value_hint ?? '') : '',
     timeoutSeconds: row.timeout_seconds,
     enabled: row.enabled,
     sendIdentity: row.send_identity,
@@ -112,7 +124,7 @@ export function toMcpServer(row: McpServerRow, effectivePublishPolicy = ''): Mcp
     personal: row.personal,
     // A team's own server is offered to that team only; a platform server's list is read by domain/platform-servers.ts.
     visibleTeamIds: row.team_id === PLATFORM_TEAM_ID ? [] : [row.team_id],
-    hasHeaders: hasAuth || row.headers_sealed !== null,
+    hasHeaders: hasAuth,
     // The admin view's tools: filled by domain/platform-servers.ts.
     tools: [],
   };

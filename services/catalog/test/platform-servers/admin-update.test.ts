@@ -269,8 +269,8 @@ describe('platform servers: op 16 and the platform team routes', () => {
     expect(replaced.status).toBe(200);
     expect(replaced.body.data.hasHeaders).toBe(true);
     expect(JSON.stringify(replaced.body)).not.toContain(HEADER_SECRET);
-    // The single credential of the team API is gone: the headers replaced it.
-    expect((await teamView()).body.data).toMatchObject({ hasAuth: false, authHeaderName: null, authValueHint: null });
+    // The single credential of the team API is gone (the headers replaced it), but a secret is still sent: hasAuth.
+    expect((await teamView()).body.data).toMatchObject({ hasAuth: true, authHeaderName: null, authValueHint: null });
     upstream.state.seenCredentials = [];
     expect((await refresh()).status).toBe(200);
     expect(upstream.state.seenCredentials.length).toBeGreaterThan(0);
@@ -289,11 +289,41 @@ describe('platform servers: op 16 and the platform team routes', () => {
 
     // Audited on the platform team with the changed field names; the values appear nowhere.
     const entries = await auditOf(PLATFORM_TEAM, server.id, 2);
-    expect(entries.map((entry) => entry.metadata.changed)).toEqual(expect.arrayContaining([['headers'], ['headers']]));
+    // Exactly the two changes (replaced, then removed), each naming only the headers.
+    expect(entries.map((entry) => entry.metadata.changed)).toEqual([['headers'], ['headers']]);
     expect(entries.map((entry) => entry.after.hasHeaders).sort()).toEqual([false, true]);
     expect(JSON.stringify(entries)).not.toContain(HEADER_SECRET);
     expect(JSON.stringify(entries)).not.toContain('acme');
     expect(JSON.stringify(entries)).not.toContain('team-credential-secret');
+  });
+
+  it("shows hasAuth on a team's server while a platform admin's headers are sent, even after the team clears its own credential", async () => {
+    const server = await registerServer(owner.client, team, { url: upstream.url, authValue: TEAM_SECRET });
+    const path = `/v1/teams/${team}/mcp-servers/${server.id}`;
+    const teamView = async () => (await owner.client.get(path)).body.data;
+    const sentUpstream = async () => {
+      upstream.state.seenCredentials = [];
+      expect((await owner.client.post(`${path}/refresh`)).status).toBe(200);
+      return new Set(upstream.state.seenCredentials);
+    };
+    expect(await teamView()).toMatchObject({ hasAuth: true, authHeaderName: 'Authorization', authValueHint: '9876' });
+
+    expect((await adminChange(platformAdmin.client, server.id, { headers: { 'X-Upstream-Key': HEADER_SECRET } })).status).toBe(200);
+    // The team's credential was replaced by the headers: no header name or hint of its own, but a secret is sent.
+    expect(await teamView()).toMatchObject({ hasAuth: true, authHeaderName: null, authValueHint: null });
+    expect(await sentUpstream()).toEqual(new Set([HEADER_SECRET]));
+
+    // Clearing the team's credential through the team route leaves the platform admin's headers in place.
+    const cleared = await owner.client.patch(path, { authValue: '' }, { 'if-match': `"${(await teamView()).revision}"` });
+    expect(cleared.status).toBe(200);
+    expect(cleared.body.data).toMatchObject({ hasAuth: true, authHeaderName: null, authValueHint: null });
+    expect(await sentUpstream()).toEqual(new Set([HEADER_SECRET]));
+    expect(JSON.stringify(await teamView())).not.toContain(HEADER_SECRET);
+
+    // Only op 16 removes them; then nothing secret is stored.
+    expect((await adminChange(platformAdmin.client, server.id, { headers: {} })).status).toBe(200);
+    expect(await teamView()).toMatchObject({ hasAuth: false, authHeaderName: null, authValueHint: null });
+    expect(await sentUpstream()).toEqual(new Set([undefined]));
   });
 
   it("audits an admin change of a team's server on that team, naming the changed fields", async () => {

@@ -1,5 +1,5 @@
 import type { ListCapabilitiesRequest, ListCapabilitiesResponse, RefreshMcpServerRequest } from '@platform/proto/gen/platform/catalog/v1/catalog';
-import type { RequestContext } from '@platform/proto/gen/platform/common/v1/common';
+import { ActorKind, type RequestContext } from '@platform/proto/gen/platform/common/v1/common';
 import { catalogChangeCommitted, AppError, auditContext, parseAllowedNetworks, writeAuditEvent, type Transaction } from '@platform/runtime';
 import { SCHEMA, type CatalogDeps } from '../deps';
 import {
@@ -15,6 +15,7 @@ import { findTeamMcpServer } from '../store/mcp-servers-store';
 import { finishRefreshRound, releaseRefreshLease, takeRefreshLease } from '../store/refresh-store';
 import { discoverCapabilities, DiscoveryError, type DiscoveredCapability, type DiscoveryTarget } from './discovery';
 import { UUID } from './gateway-rules';
+import { writableTeam } from './publish-policy';
 import { upstreamHeadersOf } from './upstream-headers';
 
 const NOT_FOUND = () => AppError.notFound('MCP server');
@@ -60,6 +61,14 @@ function refreshCounts(found: readonly DiscoveredCapability[], before: readonly 
   return { tools: count('tool'), resources: count('resource'), resourceTemplates: count('resource_template'), prompts: count('prompt'), added, redefined, gone: goneIds.length };
 }
 
+/**
+ * Whether the platform itself asks (the scheduler, or the data plane after an upstream's `list_changed`): keeping
+ * the stored list true to the upstream is not a change the team makes, so it goes on while the team is archived.
+ */
+function askedBySystem(context: RequestContext | undefined): boolean {
+  return context?.actor?.kind === ActorKind.ACTOR_KIND_SYSTEM;
+}
+
 /** Discovery rounds one lease holder runs back to back for refreshes asked meanwhile, before it lets go. */
 const MAX_ROUNDS = 3;
 
@@ -70,13 +79,16 @@ const discoveryBudgetSeconds = (server: McpServerRow) => Math.max(60, server.tim
  * Discovers the server's capabilities upstream and stores them: new ones unapproved, seen ones with their current
  * definition and fingerprint (approvals kept, so a change shows), missing ones gone. The outcome is recorded on the
  * server (refreshed_at, or last_refresh_error with the failure's class) and audited `mcp_server.refresh` with counts;
- * edges are told when capabilities changed. An unreachable or misbehaving upstream is 503 `unavailable`.
+ * edges are told when capabilities changed. An unreachable or misbehaving upstream is 503 `unavailable`. A team's
+ * refresh (a person, API key or service account) is refused while the team is archived (409 `team_archived`); the
+ * platform's own (scheduler, data plane) is not.
  *
  * One discovery of a server runs at a time across replicas (a lease on the row). A refresh asked for while another
  * runs is coalesced: the running one discovers once more when its round ends (so a change announced during a round
  * is not missed), and the caller gets the stored list at once. `signal` stops the discovery (shutdown).
  */
 export async function refreshMcpServer(deps: CatalogDeps, request: RefreshMcpServerRequest, signal?: AbortSignal): Promise<ListCapabilitiesResponse> {
+  if (!askedBySystem(request.context)) await writableTeam(deps, request.teamId);
   const server = await teamServer(deps, request.teamId, request.serverId);
   const leaseSeconds = discoveryBudgetSeconds(server) + 30;
   if (!(await takeRefreshLease(deps.db, server.id, leaseSeconds))) {

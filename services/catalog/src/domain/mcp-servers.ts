@@ -10,7 +10,7 @@ import type {
   UpdateMcpServerRequest,
 } from '@platform/proto/gen/platform/catalog/v1/catalog';
 import type { RequestContext } from '@platform/proto/gen/platform/common/v1/common';
-import { catalogChangeCommitted, AppError, auditContext, parseAllowedNetworks, writeAuditEvent, type PublishPolicy, type Transaction } from '@platform/runtime';
+import { catalogChangeCommitted, AppError, auditContext, parseAllowedNetworks, writeAuditEvent, type Transaction } from '@platform/runtime';
 import { SCHEMA, type CatalogDeps } from '../deps';
 import { isUniqueViolation } from '../store/gateways-store';
 import { hasStoredSecret, toMcpServer, type McpServerRow } from '../store/mcp-servers-mappers';
@@ -33,7 +33,7 @@ import {
   type McpServerDraft,
 } from './mcp-servers-rules';
 import { decodeSlugCursor, encodeSlugCursor, pageLimit } from './paging';
-import { publishPolicyOf, teamPublishing } from './publish-policy';
+import { publishPolicyOf, writableTeam } from './publish-policy';
 
 const SLUG_TAKEN = () => AppError.conflict('An MCP server with this slug already exists in the team');
 const NOT_FOUND = () => AppError.notFound('MCP server');
@@ -54,13 +54,6 @@ function auditView(row: McpServerRow): Record<string, unknown> {
     sendIdentity: row.send_identity,
     capturePayloads: row.capture_payloads,
   };
-}
-
-/** The team, from identity: it must exist, and changes need it not archived; with its publish policy for the view. */
-async function writableTeam(deps: CatalogDeps, teamId: string): Promise<{ teamId: string; policy: PublishPolicy }> {
-  const { team, policy } = await teamPublishing(deps, teamId);
-  if (team.archived) throw new AppError('team_archived', 'The team is archived');
-  return { teamId: team.id, policy };
 }
 
 function allowedNetworks(deps: CatalogDeps) {

@@ -14,6 +14,17 @@ export async function teamPublishing(deps: CatalogDeps, teamId: string): Promise
   return { team, policy: effectivePublishPolicy(team, deps.config.env.MCP_PUBLISH_POLICY) };
 }
 
+/**
+ * The team, from identity: it must exist, and a team's changes to its servers need it not archived (409
+ * `team_archived`); with its publish policy for the view. Platform admins' own operations (op 2, op 8's admin route,
+ * op 16) and the platform's background work do not ask this.
+ */
+export async function writableTeam(deps: CatalogDeps, teamId: string): Promise<{ teamId: string; policy: PublishPolicy }> {
+  const { team, policy } = await teamPublishing(deps, teamId);
+  if (team.archived) throw new AppError('team_archived', 'The team is archived');
+  return { teamId: team.id, policy };
+}
+
 /** The publish policy of a team, for the server view (one identity call per request, never per server). */
 export async function publishPolicyOf(deps: CatalogDeps, teamId: string): Promise<PublishPolicy> {
   return (await teamPublishing(deps, teamId)).policy;

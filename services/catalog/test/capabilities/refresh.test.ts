@@ -1,6 +1,19 @@
 import { createServer as createHttpServer } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
-import { adminClient, databaseOf, eventually, newPerson, newTeam, startTestPlatform, unique, type TestPerson, type TestPlatform } from '@platform/test';
+import { systemRequestContext } from '@platform/runtime';
+import {
+  adminClient,
+  databaseOf,
+  eventually,
+  grpcClients,
+  newPerson,
+  newTeam,
+  startTestPlatform,
+  unique,
+  type ApiClient,
+  type TestPerson,
+  type TestPlatform,
+} from '@platform/test';
 import { startUpstream, type Upstream } from './upstream';
 
 const CREDENTIAL = 'upstream-secret-credential-value-1234';
@@ -31,6 +44,7 @@ async function closedPort(): Promise<number> {
 describe('MCP server capability discovery', () => {
   let platform: TestPlatform;
   let upstream: Upstream;
+  let admin: ApiClient;
   let owner: TestPerson;
   let member: TestPerson;
   let team: string;
@@ -44,7 +58,7 @@ describe('MCP server capability discovery', () => {
       { name: 'search', description: 'Search the web' },
       { name: 'fetch', description: 'Fetch a page' },
     ];
-    const admin = await adminClient(platform);
+    admin = await adminClient(platform);
     owner = await newPerson(platform, admin, 'owner');
     member = await newPerson(platform, admin, 'member');
     team = await newTeam(admin, owner, [[member, 'member']]);
@@ -195,6 +209,29 @@ describe('MCP server capability discovery', () => {
       expect([refused.status, refused.body.error?.message]).toEqual([503, 'The MCP server could not be reached: protocol_error']);
     } finally {
       await new Promise((resolve) => garbage.close(resolve));
+    }
+  });
+
+  it('refuses a team\'s refresh while the team is archived (409 team_archived); the platform\'s own refresh goes on', async () => {
+    const archivable = await newTeam(admin, owner);
+    const teamId = (await owner.client.get(`/v1/teams/${archivable}`)).body.data.id as string;
+    const created = await owner.client.post(`/v1/teams/${archivable}/mcp-servers`, { name: 'Archived', slug: unique('arch'), url: upstream.url, timeoutSeconds: 5 });
+    expect(created.status).toBe(201);
+    const id = created.body.data.id as string;
+    const revision = (await owner.client.get(`/v1/teams/${archivable}`)).body.data.revision;
+    expect((await owner.client.patch(`/v1/teams/${archivable}`, { archived: true }, { 'if-match': `"${revision}"` })).status).toBe(200);
+
+    const refused = await owner.client.post(`/v1/teams/${archivable}/mcp-servers/${id}/refresh`);
+    expect([refused.status, refused.body.error?.code]).toEqual([409, 'team_archived']);
+    expect((await owner.client.get(`/v1/teams/${archivable}/mcp-servers/${id}`)).body.data).toMatchObject({ refreshedAt: null, counts: { tools: 0 } });
+
+    // The scheduler (and the data plane after an upstream's list_changed) refresh as the system: not refused.
+    const clients = grpcClients(platform);
+    try {
+      const answer = await clients.catalog.refreshMcpServer({ context: systemRequestContext('system', 'scheduled-refresh'), teamId, serverId: id });
+      expect(answer.capabilities.map((item) => item.name)).toEqual(expect.arrayContaining(['summarise', 'search']));
+    } finally {
+      await clients.close();
     }
   });
 });

@@ -69,6 +69,22 @@ function askedBySystem(context: RequestContext | undefined): boolean {
   return context?.actor?.kind === ActorKind.ACTOR_KIND_SYSTEM;
 }
 
+/** Whether two reads of a server name the same upstream (what discovery connected to). */
+function sameAddress(a: McpServerRow, b: McpServerRow): boolean {
+  return a.url === b.url && a.transport === b.transport;
+}
+
+/**
+ * Locks the server row for storing what a discovery of `probed` learnt (so two refreshes of one server apply one
+ * after the other) and answers it; null when its URL or transport changed since `probed` was read, since what was
+ * found at the old address says nothing about the new one. A server deleted meanwhile is 404.
+ */
+async function lockedAtAddress(tx: Transaction, probed: McpServerRow): Promise<McpServerRow | null> {
+  const locked = await findTeamMcpServer(tx, probed.team_id, probed.id, true);
+  if (!locked) throw NOT_FOUND();
+  return sameAddress(locked, probed) ? locked : null;
+}
+
 /** Discovery rounds one lease holder runs back to back for refreshes asked meanwhile, before it lets go. */
 const MAX_ROUNDS = 3;
 
@@ -85,23 +101,24 @@ const discoveryBudgetSeconds = (server: McpServerRow) => Math.max(60, server.tim
  *
  * One discovery of a server runs at a time across replicas (a lease on the row). A refresh asked for while another
  * runs is coalesced: the running one discovers once more when its round ends (so a change announced during a round
- * is not missed), and the caller gets the stored list at once. `signal` stops the discovery (shutdown).
+ * is not missed), and the caller gets the stored list at once. A round whose server moved meanwhile (URL or
+ * transport changed) stores nothing and is followed by one at the new address. At most MAX_ROUNDS rounds; when the
+ * last one was discarded, the caller gets the stored list. `signal` stops the discovery (shutdown).
  */
 export async function refreshMcpServer(deps: CatalogDeps, request: RefreshMcpServerRequest, signal?: AbortSignal): Promise<ListCapabilitiesResponse> {
   if (!askedBySystem(request.context)) await writableTeam(deps, request.teamId);
   const server = await teamServer(deps, request.teamId, request.serverId);
   const leaseSeconds = discoveryBudgetSeconds(server) + 30;
-  if (!(await takeRefreshLease(deps.db, server.id, leaseSeconds))) {
-    return { capabilities: (await listServerCapabilities(deps.db, server.id, false)).map(toCapability) };
-  }
+  if (!(await takeRefreshLease(deps.db, server.id, leaseSeconds))) return storedCapabilities(deps, server.id);
   let context = request.context;
   try {
     for (let round = 1; ; round++) {
       const current = round === 1 ? server : await teamServer(deps, request.teamId, request.serverId);
       const result = await discoverAndStore(deps, current, context, signal);
-      if (!(await finishRefreshRound(deps.db, server.id, leaseSeconds, round < MAX_ROUNDS))) return result;
-      // The repeat was asked for by other callers: it is the system's doing.
-      context = undefined;
+      const moved = result === null;
+      if (!(await finishRefreshRound(deps.db, server.id, leaseSeconds, round < MAX_ROUNDS, moved))) return result ?? (await storedCapabilities(deps, server.id));
+      // A repeat asked for by other callers is the system's doing; a round redone at the new address is still this caller's.
+      if (!moved) context = undefined;
     }
   } catch (error) {
     await releaseRefreshLease(deps.db, server.id).catch((releaseError: unknown) =>
@@ -111,7 +128,20 @@ export async function refreshMcpServer(deps: CatalogDeps, request: RefreshMcpSer
   }
 }
 
-async function discoverAndStore(deps: CatalogDeps, server: McpServerRow, context: RequestContext | undefined, signal: AbortSignal | undefined): Promise<ListCapabilitiesResponse> {
+async function storedCapabilities(deps: CatalogDeps, serverId: string): Promise<ListCapabilitiesResponse> {
+  return { capabilities: (await listServerCapabilities(deps.db, serverId, false)).map(toCapability) };
+}
+
+/**
+ * One discovery round against the address `server` names, and its outcome stored. Null when the server moved to
+ * another URL or transport while it ran: then nothing is stored, audited or announced.
+ */
+async function discoverAndStore(
+  deps: CatalogDeps,
+  server: McpServerRow,
+  context: RequestContext | undefined,
+  signal: AbortSignal | undefined,
+): Promise<ListCapabilitiesResponse | null> {
   const deadline = AbortSignal.timeout(discoveryBudgetSeconds(server) * 1000);
   let found: DiscoveredCapability[];
   try {
@@ -120,20 +150,23 @@ async function discoverAndStore(deps: CatalogDeps, server: McpServerRow, context
     if (!(error instanceof DiscoveryError)) throw error;
     // Stopped by the caller (shutdown): nothing was learnt about the upstream.
     if (signal?.aborted) throw new AppError('unavailable', 'The refresh was stopped');
-    deps.logger.warn({ serverId: server.id, errorClass: error.errorClass, err: error.cause }, 'MCP server discovery failed');
     const message = `The MCP server could not be reached: ${error.errorClass}`;
-    await deps.db.transaction(async (tx) => {
+    const recorded = await deps.db.transaction(async (tx) => {
+      if (!(await lockedAtAddress(tx, server))) return false;
       await recordRefreshOutcome(tx, server.id, message);
       await auditRefresh(tx, context, server, { outcome: 'failed', errorClass: error.errorClass });
+      return true;
     });
+    // The old address failed: that says nothing about the new one.
+    if (!recorded) return null;
+    deps.logger.warn({ serverId: server.id, errorClass: error.errorClass, err: error.cause }, 'MCP server discovery failed');
     throw new AppError('unavailable', message);
   }
 
   let changed = false;
   const rows = await deps.db.transaction(async (tx) => {
-    // Locks the server row: two refreshes of one server apply one after the other.
-    const locked = await findTeamMcpServer(tx, server.team_id, server.id, true);
-    if (!locked) throw NOT_FOUND();
+    const locked = await lockedAtAddress(tx, server);
+    if (!locked) return null;
     const before = await listServerCapabilities(tx, server.id, true);
     const present = new Set(found.map((item) => `${item.kind}\u0000${item.name}`));
     const goneIds = before.filter((row) => row.gone_at === null && !present.has(`${row.kind}\u0000${row.name}`)).map((row) => row.id);
@@ -145,6 +178,7 @@ async function discoverAndStore(deps: CatalogDeps, server: McpServerRow, context
     await auditRefresh(tx, context, locked, { outcome: 'succeeded', ...counts });
     return listServerCapabilities(tx, server.id, false);
   });
+  if (rows === null) return null;
   // Edges remember what gateways expose: a capability that appeared, changed or went must be looked up again.
   if (changed) await catalogChangeCommitted(deps);
   return { capabilities: rows.map(toCapability) };

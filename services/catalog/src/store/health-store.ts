@@ -33,13 +33,21 @@ export async function claimDueHealthChecks(db: Queryable, limit: number, interva
   return claimDue<McpServerRow>(db, 'next_health_check_at', limit, intervalSeconds, MCP_SERVER_COLUMNS);
 }
 
+/** The upstream a check connected to, as the server row named it when the check was claimed. */
+export interface ProbedAddress {
+  url: string;
+  transport: string;
+}
+
 /**
- * Stores a check's outcome on the server; `health_status_since` moves only when the status changes. Null when the
- * server is gone. Run it in the transaction that writes the transition's event.
+ * Stores a check's outcome on the server; `health_status_since` moves only when the status changes. Null, storing
+ * nothing, when the server is gone or no longer at the probed address (its URL or transport changed while the check
+ * ran: that change already forgot the health, and what the old address answered says nothing about the new one).
+ * Run it in the transaction that writes the transition's event.
  */
-export async function recordHealth(db: Queryable, serverId: string, outcome: HealthOutcome): Promise<RecordedHealth | null> {
+export async function recordHealth(db: Queryable, serverId: string, probed: ProbedAddress, outcome: HealthOutcome): Promise<RecordedHealth | null> {
   const { rows } = await db.query<{ previous_status: HealthStatus; health_status: HealthStatus; health_status_since: Date; team_id: string; slug: string; name: string }>(
-    `WITH old AS (SELECT id, health_status FROM catalog.mcp_servers WHERE id = $1 FOR UPDATE)
+    `WITH old AS (SELECT id, health_status FROM catalog.mcp_servers WHERE id = $1 AND url = $7 AND transport = $8 FOR UPDATE)
      UPDATE catalog.mcp_servers s
         SET health_status = $2,
             health_status_since = CASE WHEN old.health_status = $2 AND s.health_status_since IS NOT NULL THEN s.health_status_since ELSE now() END,
@@ -51,7 +59,7 @@ export async function recordHealth(db: Queryable, serverId: string, outcome: Hea
        FROM old
       WHERE s.id = old.id
       RETURNING old.health_status AS previous_status, s.health_status, s.health_status_since, s.team_id, s.slug, s.name`,
-    [serverId, outcome.status, outcome.latencyMs, outcome.errorClass, outcome.signInRequired, outcome.message],
+    [serverId, outcome.status, outcome.latencyMs, outcome.errorClass, outcome.signInRequired, outcome.message, probed.url, probed.transport],
   );
   const row = rows[0];
   if (!row) return null;

@@ -33,17 +33,18 @@ export async function takeRefreshLease(db: Queryable, serverId: string, leaseSec
 }
 
 /**
- * Ends a discovery round of the lease holder: when another refresh was asked for meanwhile and `mayRepeat`, keeps
- * the lease (renewed) and answers true (discover again); otherwise releases it and answers false.
+ * Ends a discovery round of the lease holder: when another refresh was asked for meanwhile, or the holder itself
+ * must discover again (`mustRepeat`: the round was discarded), and `mayRepeat`, keeps the lease (renewed) and
+ * answers true (discover again); otherwise releases it and answers false.
  */
-export async function finishRefreshRound(db: Queryable, serverId: string, leaseSeconds: number, mayRepeat: boolean): Promise<boolean> {
+export async function finishRefreshRound(db: Queryable, serverId: string, leaseSeconds: number, mayRepeat: boolean, mustRepeat = false): Promise<boolean> {
   const { rows } = await db.query<{ again: boolean }>(
     `UPDATE catalog.mcp_servers
-        SET refresh_lease_until = CASE WHEN refresh_again AND $3 THEN now() + make_interval(secs => $2) END,
+        SET refresh_lease_until = CASE WHEN (refresh_again OR $4) AND $3 THEN now() + make_interval(secs => $2) END,
             refresh_again = false
       WHERE id = $1
       RETURNING refresh_lease_until IS NOT NULL AS again`,
-    [serverId, leaseSeconds, mayRepeat],
+    [serverId, leaseSeconds, mayRepeat, mustRepeat],
   );
   return rows[0]?.again ?? false;
 }

@@ -14,6 +14,7 @@ import {
   type TestPerson,
   type TestPlatform,
 } from '@platform/test';
+import { startControllableUpstream, type ControllableUpstream } from '../health/controllable-upstream';
 import { startUpstream, type Upstream } from './upstream';
 
 const CREDENTIAL = 'upstream-secret-credential-value-1234';
@@ -233,5 +234,62 @@ describe('MCP server capability discovery', () => {
     } finally {
       await clients.close();
     }
+  });
+
+  describe('a server moved to another address while it was discovered', () => {
+    const started: ControllableUpstream[] = [];
+    afterAll(async () => {
+      for (const item of started) await item.close();
+    });
+
+    /** A server at an upstream whose `tools/list` waits, with a second upstream to move it to. */
+    async function movingServer(): Promise<{ path: string; old: ControllableUpstream; moved: ControllableUpstream }> {
+      const old = await startControllableUpstream(['old_tool']);
+      const moved = await startControllableUpstream(['new_tool']);
+      started.push(old, moved);
+      const created = await owner.client.post(`/v1/teams/${team}/mcp-servers`, { name: 'Moving', slug: unique('mv'), url: old.url, timeoutSeconds: 30 });
+      expect(created.status).toBe(201);
+      old.holdToolsList = true;
+      return { path: `/v1/teams/${team}/mcp-servers/${created.body.data.id}`, old, moved };
+    }
+
+    /**
+     * Starts a refresh and, once its discovery waits at the old upstream, moves the server to the new one. The
+     * refresh's answer is still to come (wrapped, so awaiting this does not await it).
+     */
+    async function refreshWhileMoving({ path, old, moved }: { path: string; old: ControllableUpstream; moved: ControllableUpstream }) {
+      const answer = owner.client.post(`${path}/refresh`);
+      await eventually(() => old.pendingToolsList, (pending) => pending === 1);
+      const changed = await owner.client.patch(path, { url: moved.url }, { 'if-match': '"1"' });
+      expect(changed.status).toBe(200);
+      return { answer };
+    }
+
+    const names = (items: CapabilityJson[]) => items.map((item) => `${item.kind}:${item.name}`);
+
+    it('stores nothing of what the old address listed, and discovers the new one in the same refresh', async () => {
+      const server = await movingServer();
+      const { answer } = await refreshWhileMoving(server);
+      expect(server.moved.toolsLists).toBe(0);
+      // The old upstream answers only now, after the move.
+      server.old.openToolsList();
+      const refreshed = await answer;
+      expect(refreshed.status).toBe(200);
+      expect(names(refreshed.body.data)).toEqual(['tool:new_tool']);
+      expect(server.moved.toolsLists).toBe(1);
+      expect(names((await owner.client.get(`${server.path}/capabilities?includeGone=true`)).body.data)).toEqual(['tool:new_tool']);
+      expect((await owner.client.get(server.path)).body.data).toMatchObject({ counts: { tools: 1 }, lastRefreshError: null, url: server.moved.url });
+    });
+
+    it('records no failure of the old address, and discovers the new one', async () => {
+      const server = await movingServer();
+      const { answer } = await refreshWhileMoving(server);
+      // The old upstream goes away with the discovery waiting on it: that discovery fails, after the move.
+      await server.old.stop();
+      const refreshed = await answer;
+      expect(refreshed.status).toBe(200);
+      expect(names(refreshed.body.data)).toEqual(['tool:new_tool']);
+      expect((await owner.client.get(server.path)).body.data).toMatchObject({ counts: { tools: 1 }, lastRefreshError: null });
+    });
   });
 });

@@ -71,6 +71,35 @@ describeWith('postgres', 'health check claims across replicas', () => {
     expect(upstreams.map((upstream) => upstream.pings)).toEqual(Array(8).fill(1));
   });
 
+  it('stores nothing from a check of an address the server left while the check ran', async () => {
+    const old = await startControllableUpstream();
+    const gone = await startControllableUpstream();
+    upstreams.push(old, gone);
+    // Nothing listens at the new address: a check there is unhealthy, a stale one of the old address healthy.
+    await gone.stop();
+    old.holdPing = true;
+    const id = await register(old.url, 30);
+    const first = healthChecker(await replicaDeps())!;
+    const second = healthChecker(await replicaDeps())!;
+
+    // The first replica claims the server and waits at the old address's ping.
+    const stale = first.runRound();
+    await eventually(() => old.pendingPings, (pending) => pending === 1);
+    const moved = await owner.client.patch(`/v1/teams/${team}/mcp-servers/${id}`, { url: gone.url }, { 'if-match': '"1"' });
+    expect(moved.status).toBe(200);
+    expect(moved.body.data.health.status).toBe('unknown');
+    // The move made the server due at once: the second replica checks the new address.
+    await second.runRound();
+    const checked = await healthOf(id);
+    expect(checked).toMatchObject({ status: 'unhealthy', errorClass: 'connection_refused' });
+
+    // The old address answers now; its check ends, and what it found is not stored against the new address.
+    old.openPings();
+    await stale;
+    expect(old.pings).toBe(1);
+    expect(await healthOf(id)).toEqual(checked);
+  });
+
   it('stops cleanly: an in-flight check is aborted and records nothing', async () => {
     const hanging = await startControllableUpstream();
     upstreams.push(hanging);

@@ -29,6 +29,11 @@ export interface ControllableUpstream {
   pendingToolsList: number;
   maxPendingToolsList: number;
   openToolsList(): void;
+  /** While true, `ping` requests (a health check's second step) wait until `openPings`. */
+  holdPing: boolean;
+  /** `ping` requests waiting now. */
+  pendingPings: number;
+  openPings(): void;
   /** Stops listening (connections are then refused on its port). */
   stop(): Promise<void>;
   /** Listens again on the same port. */
@@ -56,6 +61,7 @@ export async function startControllableUpstream(tools: string[] = ['echo']): Pro
   let port = 0;
   let http: Server | null = null;
   const held: (() => void)[] = [];
+  const heldPings: (() => void)[] = [];
 
   const upstream: ControllableUpstream = {
     url: '',
@@ -70,6 +76,12 @@ export async function startControllableUpstream(tools: string[] = ['echo']): Pro
     openToolsList() {
       upstream.holdToolsList = false;
       for (const release of held.splice(0)) release();
+    },
+    holdPing: false,
+    pendingPings: 0,
+    openPings() {
+      upstream.holdPing = false;
+      for (const release of heldPings.splice(0)) release();
     },
     stop: () => stopListening(),
     restart: () => listen(),
@@ -90,6 +102,11 @@ export async function startControllableUpstream(tools: string[] = ['echo']): Pro
     const body = await bodyOf(request);
     const method = (body as { method?: string } | undefined)?.method;
     if (method === 'ping') upstream.pings++;
+    if (method === 'ping' && upstream.holdPing) {
+      upstream.pendingPings++;
+      await new Promise<void>((resolve) => heldPings.push(resolve));
+      upstream.pendingPings--;
+    }
     if (method === 'tools/list') upstream.toolsLists++;
     if (method === 'tools/list' && upstream.holdToolsList) {
       upstream.pendingToolsList++;

@@ -47,18 +47,33 @@ async function auditRefresh(tx: Transaction, context: RequestContext | undefined
   });
 }
 
-/** Counts for the audit entry: how many of each kind are present now, and what this refresh changed. */
+/**
+ * Counts for the audit entry: how many of each kind are present now, and what this refresh changed. `returned`
+ * counts gone capabilities offered again (whatever their definition: a changed one shows as changed until it is
+ * approved); `redefined` only present ones whose definition changed. Each capability counts once.
+ */
 function refreshCounts(found: readonly DiscoveredCapability[], before: readonly CapabilityRow[], goneIds: readonly string[]) {
   const previous = new Map(before.map((row) => [`${row.kind}\u0000${row.name}`, row]));
   const count = (kind: string) => found.filter((item) => item.kind === kind).length;
   let added = 0;
+  let returned = 0;
   let redefined = 0;
   for (const item of found) {
     const old = previous.get(`${item.kind}\u0000${item.name}`);
     if (!old) added++;
+    else if (old.gone_at !== null) returned++;
     else if (old.fingerprint !== item.fingerprint) redefined++;
   }
-  return { tools: count('tool'), resources: count('resource'), resourceTemplates: count('resource_template'), prompts: count('prompt'), added, redefined, gone: goneIds.length };
+  return {
+    tools: count('tool'),
+    resources: count('resource'),
+    resourceTemplates: count('resource_template'),
+    prompts: count('prompt'),
+    added,
+    returned,
+    redefined,
+    gone: goneIds.length,
+  };
 }
 
 /**
@@ -174,12 +189,12 @@ async function discoverAndStore(
     await markCapabilitiesGone(tx, goneIds);
     await recordRefreshOutcome(tx, server.id, null);
     const counts = refreshCounts(found, before, goneIds);
-    changed = counts.added + counts.redefined + counts.gone > 0;
+    changed = counts.added + counts.returned + counts.redefined + counts.gone > 0;
     await auditRefresh(tx, context, locked, { outcome: 'succeeded', ...counts });
     return listServerCapabilities(tx, server.id, false);
   });
   if (rows === null) return null;
-  // Edges remember what gateways expose: a capability that appeared, changed or went must be looked up again.
+  // Edges remember what gateways expose: a capability that appeared, came back, changed or went must be looked up again.
   if (changed) await catalogChangeCommitted(deps);
   return { capabilities: rows.map(toCapability) };
 }

@@ -146,6 +146,12 @@ describe('MCP server capability discovery', () => {
     ];
     const back = byKey((await refresh()).body.data);
     expect(back.get('tool:fetch')).toMatchObject({ id: withGone.get('tool:fetch')!.id, goneAt: null });
+    // Coming back is a change (edges must look again), counted apart from new and redefined capabilities.
+    const entry = await eventually(
+      async () => ((await owner.client.get(`/v1/teams/${team}/audit?action=mcp_server.refresh`)).body.data ?? []) as { targetId: string; metadata: object }[],
+      (items) => items.length >= 5,
+    );
+    expect(entry[0]!.metadata).toMatchObject({ outcome: 'succeeded', tools: 2, added: 0, returned: 1, redefined: 0, gone: 0 });
   });
 
   it('audits refreshes with counts', async () => {

@@ -65,6 +65,11 @@ export function createEdgeApp(options: EdgeAppOptions): Express {
   // Resources carry their revision as ETag (route-handler.ts); express's own body-hash ETags would cost a hash per
   // response and answer 304s nobody asked for.
   app.set('etag', false);
+  // Nor does a revision ETag validate a cached copy: it counts what clients write, while views also show what the
+  // platform observes (an MCP server's health, discovery outcome and counts) without moving it. express would answer
+  // a browser's revalidation (If-None-Match naming the revision) with 304 and leave it showing a stale view; every
+  // read gets the current resource instead (docs/api.md, Revisions).
+  Object.defineProperty(app.request, 'fresh', { configurable: true, get: () => false });
   // express takes a function as it is: `req.ip` then uses the very rules the edge compiled.
   if (config.trustProxy !== undefined) app.set('trust proxy', compileTrustProxy(config.trustProxy));
 

@@ -166,6 +166,29 @@ describe('MCP server capability discovery', () => {
     expect(JSON.stringify(entry)).not.toContain(CREDENTIAL);
   });
 
+  it('keeps the revision when a refresh changes the view, and answers a revalidation naming it with the new view, never 304', async () => {
+    const path = `/v1/teams/${team}/mcp-servers/${serverId}`;
+    const before = await member.client.get(path);
+    const etag = before.headers.get('etag')!;
+    upstream.state.tools = [{ name: 'only', description: 'The only tool' }];
+    expect((await refresh()).status).toBe(200);
+
+    // As a browser revalidates what it cached (fetch alone would add Cache-Control: no-cache).
+    const after = await member.client.get(path, { 'if-none-match': etag, 'cache-control': 'max-age=0' });
+    expect(after.status).toBe(200);
+    expect(after.headers.get('etag')).toBe(etag);
+    expect(after.body.data.counts.tools).toBe(1);
+    expect(after.body.data.refreshedAt).not.toBe(before.body.data.refreshedAt);
+    // The refresh is the platform's observation, not a client's write: a change made with the revision read before it applies.
+    expect((await owner.client.patch(path, { name: 'Upstream' }, { 'if-match': etag })).status).toBe(200);
+
+    upstream.state.tools = [
+      { name: 'search', description: 'Search the whole web' },
+      { name: 'fetch', description: 'Fetch a page' },
+    ];
+    expect((await refresh()).status).toBe(200);
+  });
+
   it('refuses members (403) and unknown servers (404)', async () => {
     expect((await refresh(member)).status).toBe(403);
     const unknown = await owner.client.post(`/v1/teams/${team}/mcp-servers/00000000-0000-4000-8000-000000000000/refresh`);

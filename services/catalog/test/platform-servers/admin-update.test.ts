@@ -121,6 +121,12 @@ describe('platform servers: op 16 and the platform team routes', () => {
     expect(after.toolsError).toBeNull();
     const response = await platformAdmin.client.get(adminPath(server.id));
     expect(response.headers.get('etag')).toBe(`"${after.revision}"`);
+    // The discovery moved no revision (it is not an admin's write); a revalidation naming it, as a browser sends it
+    // for what it cached, still gets the tools, not a 304.
+    expect(after.revision).toBe(before.revision);
+    const revalidated = await platformAdmin.client.get(adminPath(server.id), { 'if-none-match': `"${before.revision}"`, 'cache-control': 'max-age=0' });
+    expect(revalidated.status).toBe(200);
+    expect(revalidated.body.data.tools).toEqual(after.tools);
 
     expect((await auditor.client.get(adminPath(server.id))).status).toBe(200);
     expect((await staff.client.get('/v1/admin/mcp-servers')).status).toBe(200);

@@ -1,4 +1,5 @@
 import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
+import { sliceCodePoints } from '@platform/runtime';
 import type { McpPrincipal } from '../oauth/resource-server';
 import type { DataPlane } from './data-plane';
 import { upstreamHeaders } from './data-plane';
@@ -9,7 +10,8 @@ import { initializeUpstream } from './upstream-sessions';
 
 const GATEWAY_VERSION = process.env.PLATFORM_VERSION ?? '0.1.0';
 
-const text = (value: unknown, max = 200): string => (typeof value === 'string' ? value.slice(0, max) : '');
+// Cut by characters, never inside one: half a surrogate pair would go on into the session and the call records.
+const text = (value: unknown, max = 200): string => (typeof value === 'string' ? sliceCodePoints(value, max) : '');
 
 /**
  * `initialize`: negotiates the protocol version, opens a session with every upstream server of the gateway at once

@@ -17,3 +17,4 @@ export * from './audit';
 export * from './maintenance';
 export * from './net';
 export * from './paging';
+export * from './text';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { DomainEvent, Logger, Transaction } from '@platform/runtime';
-import { insertCallRecords, type NewCall, type NewCallContext } from '../store/calls-store';
+import { sliceCodePoints, storableText, type DomainEvent, type Logger, type Transaction } from '@platform/runtime';
+import { insertCallRecordsSkippingRefused, type NewCall, type NewCallContext } from '../store/calls-store';
 
 /**
  * The event types on `mcp-calls.v1`: the edge's recorder publishes grouped batches (`mcp.call-batch`: groups of calls
@@ -17,13 +17,30 @@ export const CALL_OUTCOMES = ['ok', 'error', 'refused', 'timeout', 'upstream_una
 const MAX_PAYLOAD_CHARS = 16 * 1024;
 /** Calls per batch, and groups per batch, beyond which a batch is refused as a whole (the edge sends at most 500). */
 const MAX_BATCH_ITEMS = 10_000;
+/** The instants PostgreSQL reads back from an ISO timestamp: years 0001 to 9999 (it refuses year 0000). */
+const EARLIEST_MS = Date.parse('0001-01-01T00:00:00.000Z');
+const LATEST_MS = Date.parse('9999-12-31T23:59:59.999Z');
 
-// Free text is kept to a sane length rather than refusing the record over it.
-const text = (max: number) => z.string().transform((value) => value.slice(0, max));
+/**
+ * Free text is kept to a sane length rather than refusing the record over it, and made storable: much of it comes
+ * from MCP clients (a tool name, clientInfo.name), and a NUL or an unpaired surrogate would otherwise fail the
+ * statement storing the whole batch (see storableText).
+ */
+const text = (max: number) => z.string().transform((value) => storableText(value, max));
 const optionalId = z.union([z.uuid(), z.literal('')]).optional();
 const target = z.object({ id: z.uuid(), slug: text(200), name: text(500) });
-const payload = (value: string, truncated: boolean) =>
-  value.length > MAX_PAYLOAD_CHARS ? { text: value.slice(0, MAX_PAYLOAD_CHARS), truncated: true } : { text: value, truncated };
+const byteCount = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+const occurredAt = z.iso.datetime({ offset: true }).refine((value) => {
+  const ms = Date.parse(value);
+  return ms >= EARLIEST_MS && ms <= LATEST_MS;
+}, 'must be between the years 0001 and 9999');
+
+/** A captured payload made storable and cut to MAX_PAYLOAD_CHARS characters, flagged when cut here or by the edge. */
+function payload(value: string, truncated: boolean): { text: string; truncated: boolean } {
+  const whole = storableText(value);
+  const text = sliceCodePoints(whole, MAX_PAYLOAD_CHARS);
+  return { text, truncated: truncated || text.length < whole.length };
+}
 
 /** What the calls of a group share (gateway/src/mcp/call-recorder.ts writes it). Unknown keys are dropped. */
 const callContext = z.object({
@@ -46,15 +63,15 @@ const callContext = z.object({
 
 /** What is a call's own. */
 const callOwn = z.object({
-  occurredAt: z.iso.datetime({ offset: true }),
-  method: z.string().min(1).max(200),
+  occurredAt,
+  method: z.string().min(1).max(200).transform((value) => storableText(value)),
   exposedName: text(2048),
   outcome: z.enum(CALL_OUTCOMES),
   errorClass: text(200),
   providerSlug: text(200).optional(),
   latencyMs: z.number().min(0).transform((ms) => Math.min(Math.round(ms), 2_147_483_647)),
-  requestBytes: z.number().int().min(0),
-  responseBytes: z.number().int().min(0),
+  requestBytes: byteCount,
+  responseBytes: byteCount,
   requestId: text(200),
   payloads: z
     .object({
@@ -164,10 +181,15 @@ function storedCall(eventId: string, context: number, call: z.infer<typeof callO
 /**
  * Stores call records (the consumer runs this once per event id, in its transaction) in as few statements as the
  * batch needs; each record's own event id is unique in the table, so a call published again in another batch is
- * stored once. Records of another shape are skipped rather than retried forever.
+ * stored once. Records of another shape, and records the database refuses for their data, are skipped rather than
+ * retried forever (insertCallRecordsSkippingRefused).
  */
 export async function storeCallEvents(tx: Transaction, events: readonly DomainEvent<unknown>[], logger: Logger): Promise<void> {
   const records = new CallRecordsToStore(logger);
   for (const event of events) records.addEvent(event);
-  if (records.calls.length > 0) await insertCallRecords(tx, records);
+  if (records.calls.length === 0) return;
+  await insertCallRecordsSkippingRefused(tx, records, (call, sqlstate) =>
+    // The event id and the error's code only: the record (and the database's message about it) may hold payloads.
+    logger.warn({ eventId: call.eventId, sqlstate }, 'call record refused by the database for its data; skipped'),
+  );
 }

@@ -8,6 +8,8 @@ import { storeCallEvents } from '../domain/call-event';
  * against storing one twice. (One transaction per record could not keep up with a busy gateway:
  * docs/performance.md.) Checking and storing 1,000 records holds the event loop a few milliseconds; larger
  * transactions would save little and, in `--target=all`, stall the data plane beside it while a backlog drains.
+ * A record the database refuses for its data is skipped alone and logged by its event id (storeCallEvents); any other
+ * failure rolls the transaction back and the bus delivers its events again, until the database takes them.
  */
 export function callRecordsConsumer(deps: { logger: Logger }): EventConsumer {
   return {

@@ -1,4 +1,4 @@
-import { columnNames, type Queryable } from '@platform/runtime';
+import { columnNames, type Queryable, type Transaction } from '@platform/runtime';
 
 /** A `catalog.call_records` row with whether its gateway and server still exist (computed when read). */
 export interface CallRecordRow {
@@ -129,7 +129,7 @@ const INSERT_CALL_RECORDS = `
  * Stores calls in as few statements as possible; a call whose event was stored before is skipped (event ids are
  * unique). Returns how many were new.
  */
-export async function insertCallRecords(db: Queryable, records: { contexts: readonly NewCallContext[]; calls: readonly NewCall[] }): Promise<number> {
+export async function insertCallRecords(db: Queryable, records: CallRecordsBatch): Promise<number> {
   const contexts = JSON.stringify(records.contexts.map(contextRow));
   let stored = 0;
   for (let start = 0; start < records.calls.length; start += CALLS_PER_STATEMENT) {
@@ -137,6 +137,70 @@ export async function insertCallRecords(db: Queryable, records: { contexts: read
     const { rowCount } = await db.query(INSERT_CALL_RECORDS, [JSON.stringify(chunk.map(callRow)), contexts], { prepared: 'catalog_insert_grouped_call_records' });
     stored += rowCount;
   }
+  return stored;
+}
+
+/** The calls and the contexts they share, as `insertCallRecords` takes them. */
+export interface CallRecordsBatch {
+  contexts: readonly NewCallContext[];
+  calls: readonly NewCall[];
+}
+
+/**
+ * Whether a statement failed for the values it was given rather than for the database's state: SQLSTATE class 22
+ * (data exception: a NUL or an unpaired surrogate in text or JSON, a timestamp out of range, a number too large)
+ * or 23 (integrity constraint violation: a CHECK). Such a statement fails the same way however often it is
+ * retried. Anything else (a lost connection, a serialization failure, a shutdown) may pass next time.
+ */
+export function isDataError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && code.length === 5 && (code.startsWith('22') || code.startsWith('23'));
+}
+
+/** The calls given with only the contexts they name, renumbered (a refused context must not fail other calls). */
+function batchOf(records: CallRecordsBatch, calls: readonly NewCall[]): CallRecordsBatch {
+  const contexts: NewCallContext[] = [];
+  const renumbered = new Map<number, number>();
+  const own = calls.map((call) => {
+    let context = renumbered.get(call.context);
+    if (context === undefined) renumbered.set(call.context, (context = contexts.push(records.contexts[call.context]!) - 1));
+    return { ...call, context };
+  });
+  return { contexts, calls: own };
+}
+
+/**
+ * Stores a batch as `insertCallRecords` does, except that calls the database refuses for their data (isDataError)
+ * are skipped, each reported to `refused`, and the rest stored: one such record would otherwise fail its
+ * consumer's transaction on every redelivery and hold up every record after it on the partition. The batch is
+ * tried whole under a savepoint (the failed statement then undoes only itself), then each half of a refused part,
+ * down to the single call the database refuses: a handful of statements for one bad record in a thousand. Any
+ * other failure is thrown, so the consumer's transaction rolls back and the batch is delivered again.
+ */
+export async function insertCallRecordsSkippingRefused(
+  tx: Transaction,
+  records: CallRecordsBatch,
+  refused: (call: NewCall, sqlstate: string) => void,
+): Promise<number> {
+  let stored = 0;
+  const attempt = async (calls: readonly NewCall[]): Promise<void> => {
+    await tx.query('SAVEPOINT call_records_batch');
+    try {
+      stored += await insertCallRecords(tx, batchOf(records, calls));
+    } catch (error) {
+      if (!isDataError(error)) throw error;
+      // Undoes the failed statement only; released too, so the halves' savepoints do not pile up.
+      await tx.query('ROLLBACK TO SAVEPOINT call_records_batch');
+      await tx.query('RELEASE SAVEPOINT call_records_batch');
+      if (calls.length === 1) return refused(calls[0]!, (error as { code: string }).code);
+      const half = Math.ceil(calls.length / 2);
+      await attempt(calls.slice(0, half));
+      await attempt(calls.slice(half));
+      return;
+    }
+    await tx.query('RELEASE SAVEPOINT call_records_batch');
+  };
+  await attempt(records.calls);
   return stored;
 }
 

@@ -75,6 +75,14 @@ describe('call records', () => {
     );
   }
 
+  /** A call as an `mcp.call-batch` message of its own, keyed by the team: one partition, in publishing order. */
+  const batchMessage = (call: McpCallEvent) => {
+    const { teamId, gateway, server, principal, clientName, ...own } = call;
+    const data = { groups: [{ context: { teamId, gateway, server, principal, clientName }, calls: [{ id: randomUUID(), ...own }] }] };
+    const value = JSON.stringify({ id: randomUUID(), type: 'mcp.call-batch', source: 'gateway', occurredAt: new Date().toISOString(), data });
+    return { topic: TOPICS.calls, key: team.id, value, headers: {} };
+  };
+
   const ownerCall = (overrides: Partial<McpCallEvent> = {}) =>
     callEvent(team.id, {
       gateway,
@@ -173,6 +181,46 @@ describe('call records', () => {
     expect(requestIds).not.toContain(malformed.requestId);
     expect(requestIds).not.toContain(otherType.requestId);
     expect(requestIds).toContain(marker.requestId);
+  });
+
+  it('stores records holding NUL characters and unpaired surrogates, made storable, without holding up the records after them', async () => {
+    const grinning = '\u{1F600}'; // one character, two UTF-16 units
+    const before = ownerCall({ exposedName: 'before' });
+    // Each a value PostgreSQL refuses in text or JSON: NUL, an unpaired surrogate, and a pair a cut by UTF-16 units splits.
+    const unstorable = ownerCall({
+      method: 'tools/call\u0000',
+      exposedName: 'evil\u0000name\uD800',
+      clientName: 'client\u0000\uDC00',
+      principal: { kind: 'user', userId: owner.id, displayName: 'Lone \uD83D', email: owner.email, oauthClientName: 'a\u0000b', oauthClientVerified: false },
+      payloads: { request: '{"q":"\u0000\uD800"}', response: `${'r'.repeat(16 * 1024 - 1)}${grinning}tail` },
+    });
+    // 2,047 characters and a pair, then more: the cut at 2,048 characters keeps the pair whole.
+    const cutName = ownerCall({ exposedName: `${'n'.repeat(2047)}${grinning}more` });
+    const after = ownerCall({ exposedName: 'after' });
+    await bus.publish([before, unstorable, cutName, after].map(batchMessage));
+
+    const wanted = [before, unstorable, cutName, after].map((call) => call.requestId);
+    const listed = await eventually(
+      async () => ((await owner.client.get(calls(team.slug, '?limit=200'))).body.data as CallJson[]).filter((call) => wanted.includes(call.requestId)),
+      (found) => found.length === wanted.length,
+    );
+    const stored = (call: McpCallEvent) => listed.find((found) => found.requestId === call.requestId)!;
+    expect(stored(before).exposedName).toBe('before');
+    expect(stored(after).exposedName).toBe('after');
+    expect(stored(unstorable)).toMatchObject({
+      method: 'tools/call',
+      exposedName: 'evilname\uFFFD',
+      clientName: 'client\uFFFD',
+      principal: { displayName: 'Lone \uFFFD', oauthClientName: 'ab' },
+    });
+    expect(stored(cutName).exposedName).toBe(`${'n'.repeat(2047)}${grinning}`);
+    const single = await owner.client.get(calls(team.slug, `/${stored(unstorable).id}`));
+    expect(single.body.data.payloads).toEqual({
+      request: '{"q":"\uFFFD"}',
+      response: `${'r'.repeat(16 * 1024 - 1)}${grinning}`,
+      requestTruncated: false,
+      responseTruncated: true,
+    });
   });
 
   it('stores the calls of an mcp.call-batch with what their group shares, each id once, skipping a malformed call or group', async () => {

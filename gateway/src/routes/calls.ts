@@ -6,6 +6,7 @@ import { pageQuery, pageResponse } from '../pagination';
 import { CALL_OUTCOMES, callRecordDetailSchema, callRecordSchema, presentCallRecord, presentCallRecordDetail } from '../presenters/call-record';
 import { defineRoute, type AnyRouteDefinition } from '../route';
 import { teamParam } from '../team-ref';
+import { textSchema, timestampSchema } from '../validation/text';
 
 /** Op 6: team owners and admins, and platform staff (any platform role); members and editors get 403. */
 const CALL_READERS: RoutePolicy = {
@@ -25,10 +26,10 @@ const callsQuery = pageQuery.extend({
   gatewayId: z.uuid().optional().meta({ description: 'Only calls through this gateway.' }),
   serverId: z.uuid().optional().meta({ description: 'Only calls that reached this MCP server.' }),
   outcome: z.enum(CALL_OUTCOMES).optional(),
-  method: z.string().min(1).max(200).optional().meta({ description: 'Only this MCP method, for example `tools/call`.' }),
+  method: textSchema().min(1).max(200).optional().meta({ description: 'Only this MCP method, for example `tools/call`.' }),
   userId: z.uuid().optional().meta({ description: 'Only calls made by (or on behalf of) this person.' }),
-  since: z.iso.datetime({ offset: true }).optional().meta({ description: 'Calls at or after this time.' }),
-  until: z.iso.datetime({ offset: true }).optional().meta({ description: 'Calls at or before this time.' }),
+  since: timestampSchema().optional().meta({ description: 'Calls at or after this time (years 0001 to 9999).' }),
+  until: timestampSchema().optional().meta({ description: 'Calls at or before this time (years 0001 to 9999).' }),
 });
 
 /** Records of the calls made through a team's gateways (§2.9, op 6); stored by the catalog from `mcp-calls.v1`. */

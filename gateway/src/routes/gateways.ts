@@ -7,17 +7,18 @@ import { slugSchema } from '../slug';
 import { gatewaySchema, presentGateway } from '../presenters/gateway';
 import { defineRoute, type AnyRouteDefinition } from '../route';
 import { teamParam } from '../team-ref';
+import { textSchema } from '../validation/text';
 
 const MANAGE = { callers: 'team owners and admins; platform admins', team: ['owner', 'admin'], platform: ['admin'] } as const;
 const READ = TEAM_MEMBERS_AND_PLATFORM_STAFF;
 
 const slug = slugSchema({ description: 'Unique across the installation; the gateway is served at `{APP_URL}/mcp/{slug}`.', example: 'tools' });
-const name = z.string().trim().min(1).max(100);
+const name = textSchema().trim().min(1).max(100);
 const servers = z
   .array(
     z.strictObject({
       serverId: z.uuid().meta({ description: 'An MCP server offered to the team: its own, or a platform server offered to it.' }),
-      prefix: z.string().max(63).optional().meta({
+      prefix: textSchema().max(63).optional().meta({
         description:
           'Exposed tool and prompt names are `{prefix}__{name}` (the bare name when empty). Default: the server\'s slug. ' +
           'Empty, or lowercase letters, digits, hyphens and single underscores, starting and ending with a letter or digit.',

@@ -15,6 +15,16 @@ import { pageLimit } from './paging';
 
 const INT64_MAX = 9223372036854775807n;
 const MAX_METHOD = 200;
+/** The instants PostgreSQL reads from an ISO timestamp: years 0001 to 9999 (it refuses year 0000). */
+const EARLIEST_MS = Date.parse('0001-01-01T00:00:00.000Z');
+const LATEST_MS = Date.parse('9999-12-31T23:59:59.999Z');
+
+/** What is wrong with a time bound (the edge checks them too; a bad one must be a 400, never a database error). */
+function timeProblem(value: string): string | null {
+  const ms = Date.parse(value);
+  if (Number.isNaN(ms)) return 'must be an ISO 8601 date-time';
+  return ms < EARLIEST_MS || ms > LATEST_MS ? 'must be between the years 0001 and 9999' : null;
+}
 
 /** An int64 id >= 1 as a decimal string, or null. */
 function callIdOf(value: string): string | null {
@@ -99,6 +109,12 @@ function callFilter(request: ListCallsRequest): Omit<CallFilter, 'teamId' | 'lim
     problems.push({ field: 'outcome', problem: `must be one of ${CALL_OUTCOMES.join(', ')}` });
   }
   if (filter.method && filter.method.length > MAX_METHOD) problems.push({ field: 'method', problem: `must be at most ${MAX_METHOD} characters` });
+  // PostgreSQL text cannot hold NUL: comparing with one is an error, and no stored method has one.
+  if (filter.method?.includes('\u0000')) problems.push({ field: 'method', problem: 'must not contain the NUL character' });
+  for (const field of ['since', 'until'] as const) {
+    const problem = filter[field] ? timeProblem(filter[field]) : null;
+    if (problem) problems.push({ field, problem });
+  }
   if (filter.since && filter.until && new Date(filter.since) > new Date(filter.until)) {
     problems.push({ field: 'since', problem: 'must not be after until' });
   }

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { createCallRecorder, type CallRecorder, type McpCallEvent } from '@platform/gateway';
-import { createEventBus, TOPICS, type EventBus } from '@platform/runtime';
-import { adminClient, eventually, memoryLogger, newPerson, newRoleCast, newTeam, startTestPlatform, unique, type ApiClient, type TestPerson, type TestPlatform } from '@platform/test';
+import { createEventBus, TOPICS, type EventBus, type ServiceClients } from '@platform/runtime';
+import {
+  adminClient, eventually, grpcClients, memoryLogger, newPerson, newRoleCast, newTeam, startTestPlatform, unique, type ApiClient, type TestPerson, type TestPlatform,
+} from '@platform/test';
 import { callEvent } from './fixtures';
 
 const RECORD_FIELDS = [
@@ -46,6 +48,7 @@ describe('call records', () => {
   let otherTeam: { slug: string; id: string };
   let gateway: Target;
   let server: Target;
+  let clients: ServiceClients;
 
   const teamOf = async (slug: string) => ({ slug, id: (await admin.get(`/v1/teams/${slug}`)).body.data.id as string });
   const newGateway = async (teamSlug: string, client: ApiClient): Promise<Target> => {
@@ -93,6 +96,7 @@ describe('call records', () => {
 
   beforeAll(async () => {
     platform = await startTestPlatform({ env: { ALLOWED_INTERNAL_NETWORKS: '127.0.0.0/8' } });
+    clients = grpcClients(platform);
     // A bus client of the test's own on the platform's bus (same brokers and prefix), as a separate edge would hold.
     bus = createEventBus(platform.platform.context.config.bus, memoryLogger('edge').logger);
     recorder = createCallRecorder({ bus, logger: memoryLogger('recorder').logger });
@@ -106,6 +110,7 @@ describe('call records', () => {
     server = await newServer(team.slug, owner.client);
   }, 120_000);
   afterAll(async () => {
+    await clients?.close();
     await bus?.close();
     await platform?.stop();
   });
@@ -361,10 +366,32 @@ describe('call records', () => {
         ['?cursor=!!!', 'cursor'],
         [`?cursor=${Buffer.from(JSON.stringify({ before: 'x' })).toString('base64url')}`, 'cursor'],
         ['?since=2026-02-01T00:00:00Z&until=2026-01-01T00:00:00Z', 'since'],
+        // PostgreSQL has no year 0000, nor anything after 9999 written as ISO 8601: bounds are years 0001 to 9999, in UTC.
+        ['?since=0000-01-01T00:00:00Z', 'since'],
+        ['?until=0000-01-01T00:00:00Z', 'until'],
+        ['?since=0001-01-01T00:00:00%2B01:00', 'since'],
+        ['?until=9999-12-31T23:59:59-01:00', 'until'],
+        // PostgreSQL text cannot hold NUL, so no filter may carry one.
+        ['?method=tools%00call', 'method'],
       ]) {
         const response = await owner.client.get(calls(listTeam.slug, query));
         expect({ query, status: response.status, code: response.body.error?.code }).toEqual({ query, status: 400, code: 'invalid_request' });
         expect(response.body.error.fields.map((f: { field: string }) => f.field)).toContain(field);
+      }
+      // The years' bounds themselves are fine.
+      expect(await names('?since=0001-01-01T00:00:00Z&until=9999-12-31T23:59:59Z')).toEqual(['c5', 'c4', 'c3', 'c2', 'c1']);
+    });
+
+    it('refuses the same filters with invalid_request when they reach the catalog by another way than the edge', async () => {
+      // The bounds travel as protobuf Timestamps: any instant, even one PostgreSQL cannot read.
+      const list = (filters: { since?: string; until?: string; method?: string }) =>
+        clients.catalog.listCalls({ teamId: listTeam.id, gatewayId: '', serverId: '', outcome: '', userId: '', method: '', ...filters });
+      for (const [filters, field] of [
+        [{ since: '0000-12-31T23:00:00.000Z' }, 'since'],
+        [{ until: '+010000-01-01T00:59:59.000Z' }, 'until'],
+        [{ method: 'tools\u0000call' }, 'method'],
+      ] as const) {
+        await expect(list(filters)).rejects.toMatchObject({ code: 'invalid_request', fields: [expect.objectContaining({ field })] });
       }
     });
   });

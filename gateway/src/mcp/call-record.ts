@@ -23,6 +23,11 @@ export interface McpCallEvent {
     oauthClientName?: string;
     oauthClientVerified?: boolean;
     serviceAccountId?: string;
+    /**
+     * The service account's team by id: what the catalog looks the account up by when the record is read (a slug
+     * may be renamed, or taken by another team, after the call). The slug is kept as it was, for display.
+     */
+    serviceAccountTeamId?: string;
     serviceAccountTeamSlug?: string;
   };
   /** The MCP client's name from its `initialize` (clientInfo.name). */

@@ -56,6 +56,8 @@ const callContext = z.object({
     oauthClientName: text(500).optional(),
     oauthClientVerified: z.boolean().optional(),
     serviceAccountId: optionalId,
+    /** The account's team by id (a slug can be renamed or reused); records made before it have only the slug. */
+    serviceAccountTeamId: optionalId,
     serviceAccountTeamSlug: text(200).optional(),
   }),
   clientName: text(500),

@@ -42,9 +42,15 @@ const decodeCallCursor = (cursor: string): string =>
 
 const text = (value: unknown): string => (typeof value === 'string' ? value : '');
 
+/**
+ * The service account a record names, with its team: by the team id recorded with it; records made before that
+ * have only the team's slug at the time of the call (or none: then the record's own team).
+ */
 function serviceAccountOf(row: CallRecordRow): ServiceAccountRef | null {
   const id = text(row.principal.serviceAccountId);
-  return id ? { id, teamRef: text(row.principal.serviceAccountTeamSlug) || row.team_id } : null;
+  if (!id) return null;
+  const teamId = text(row.principal.serviceAccountTeamId);
+  return teamId ? { id, teamId } : { id, teamRef: text(row.principal.serviceAccountTeamSlug) || row.team_id };
 }
 
 function toCallRecord(row: CallRecordRow, serviceAccounts: ReadonlyMap<string, boolean>): CallRecord {

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Client } from 'pg';
-import type { McpCallEvent } from '@platform/gateway';
+import { createCallRecorder, type CallRecorder, type McpCallEvent } from '@platform/gateway';
 import { createEventBus, createPostgresDatabase, TOPICS, type Database, type DomainEvent, type EventBus } from '@platform/runtime';
 import {
-  adminClient, databaseOf, describeWith, eventually, memoryLogger, newPerson, newTeam, startTestPlatform, type TestPerson, type TestPlatform,
+  adminClient, databaseOf, describeWith, eventually, memoryLogger, newPerson, newTeam, startTestPlatform, unique, type TestPerson, type TestPlatform,
 } from '@platform/test';
 import { storeCallEvents } from '../../src/domain/call-event';
 import { callEvent } from './fixtures';
@@ -19,10 +19,12 @@ interface CallJson {
  * failing its batch on every delivery and holding up the partition behind it; a failure of the database (not of the
  * data) is still retried until the batch is stored. The refusals are made by a trigger on `catalog.call_records`
  * that this test installs (records are marked by their request id), as a value no check foresaw would be refused.
+ * Also the service account of a record, found by its team's id after the team's slug changes hands.
  */
 describeWith('postgres', 'call records the database refuses', () => {
   let platform: TestPlatform;
   let bus: EventBus;
+  let recorder: CallRecorder;
   let sql: Client;
   let db: Database;
   let owner: TestPerson;
@@ -31,6 +33,7 @@ describeWith('postgres', 'call records the database refuses', () => {
   beforeAll(async () => {
     platform = await startTestPlatform();
     bus = createEventBus(platform.platform.context.config.bus, memoryLogger('edge').logger);
+    recorder = createCallRecorder({ bus, logger: memoryLogger('recorder').logger });
     const admin = await adminClient(platform);
     owner = await newPerson(platform, admin, 'owner');
     const slug = await newTeam(admin, owner);
@@ -122,4 +125,38 @@ describeWith('postgres', 'call records the database refuses', () => {
     await eventually(async () => (await listed()).map((found) => found.requestId), (ids) => ids.includes(waiting.requestId));
   });
 
+  it("finds a record's service account by its team's id after the team's slug is changed and given to another team", async () => {
+    const admin = await adminClient(platform);
+    const otherTeam = await newTeam(admin, owner);
+    const account = await owner.client.post(`/v1/teams/${team.slug}/service-accounts`, { name: unique('bot') });
+    expect(account.status).toBe(201);
+    const serviceAccountId = account.body.data.id as string;
+    const principal = { kind: 'service_account' as const, serviceAccountId, serviceAccountTeamSlug: team.slug, displayName: account.body.data.name };
+    const byId = call({ principal: { ...principal, serviceAccountTeamId: team.id } });
+    // As recorded before records carried the team id: only the slug.
+    const bySlug = call({ principal });
+    for (const recorded of [byId, bySlug]) recorder.record(recorded);
+    await recorder.flush();
+    const stored = async () => {
+      const found = await eventually(() => listed(team.id), (calls) => [byId, bySlug].every((c) => calls.some((f) => f.requestId === c.requestId)));
+      return (recorded: McpCallEvent) => found.find((f) => f.requestId === recorded.requestId)!.principal;
+    };
+    // Before any change, both find the account.
+    let principalOf = await stored();
+    expect(principalOf(byId)).toMatchObject({ serviceAccountId, serviceAccountTeamSlug: team.slug, serviceAccountExists: true });
+    expect(principalOf(bySlug)).toMatchObject({ serviceAccountId, serviceAccountExists: true });
+
+    // The team's slug changes, and the other team takes the old one.
+    const oldSlug = team.slug;
+    await sql.query('UPDATE identity.teams SET slug = $1 WHERE id = $2', [unique('renamed'), team.id]);
+    await sql.query('UPDATE identity.teams SET slug = $1 WHERE slug = $2', [oldSlug, otherTeam]);
+
+    principalOf = await stored();
+    // The slug stays as recorded; the account is still found in its own team.
+    expect(principalOf(byId)).toMatchObject({ serviceAccountId, serviceAccountTeamSlug: oldSlug, serviceAccountExists: true });
+
+    expect((await owner.client.delete(`/v1/teams/${team.id}/service-accounts/${serviceAccountId}`)).status).toBe(204);
+    principalOf = await stored();
+    expect(principalOf(byId)).toMatchObject({ serviceAccountId, serviceAccountExists: false });
+  });
 });

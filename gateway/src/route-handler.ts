@@ -7,6 +7,7 @@ import type { AnyRouteDefinition, HandlerResult, RouteContext, RouteRequest } fr
 import { setRouteTemplate } from './route-template';
 import { coerceStringInput } from './validation/coerce';
 import { fieldErrorsOf } from './validation/field-errors';
+import { nulFieldErrors } from './validation/text';
 
 /** Runs before validation; what it returns is `ctx.auth`. Throw an AppError (401/403) to refuse the call. */
 export type Authenticate = (req: Request, route: AnyRouteDefinition) => Promise<unknown>;
@@ -42,7 +43,12 @@ function validate(route: AnyRouteDefinition, req: Request): Pick<RouteContext<Ro
       continue;
     }
     const parsed = schema.safeParse(inputs[part]);
-    if (parsed.success) output[part] = parsed.data;
+    // PostgreSQL cannot hold a NUL in text or jsonb: refused here for every route, whatever its schema says.
+    const nul = parsed.success ? nulFieldErrors(parsed.data, part) : [];
+    if (parsed.success && nul.length > 0) {
+      fields.push(...nul);
+      badParts.push(part);
+    } else if (parsed.success) output[part] = parsed.data;
     else {
       fields.push(...fieldErrorsOf(parsed.error, part));
       badParts.push(part);

@@ -3,6 +3,7 @@ import { AppError } from '@platform/runtime';
 import type { Caller } from '../src/auth/caller';
 import type { EdgeDeps } from '../src/edge-deps';
 import { callRoutes } from '../src/routes/calls';
+import { defineRoute } from '../src/route';
 import { gatewayRoutes } from '../src/routes/gateways';
 import { NUL_PROBLEM, nulFieldErrors, textSchema, TIMESTAMP_RANGE_PROBLEM, timestampSchema } from '../src/validation/text';
 import { readJson, startEdge, type RunningEdge } from './support';
@@ -118,5 +119,46 @@ describe('text schema helpers', () => {
     expect(nulFieldErrors(z.object({ tags: z.array(z.string()) }).parse({ tags: ['x', 'y\u0000'] }), 'query')).toEqual([
       { field: 'tags.1', problem: NUL_PROBLEM },
     ]);
+  });
+});
+
+describe('NUL refused on every route', () => {
+  let edge: RunningEdge;
+  const reached: unknown[] = [];
+  // A route whose schema knows nothing of NUL (a plain z.string()): the edge refuses it all the same.
+  const noteRoute = defineRoute({
+    method: 'post',
+    path: '/v1/notes',
+    operationId: 'createNote',
+    summary: 'A test route',
+    tags: ['test'],
+    auth: { callers: 'anyone signed in' },
+    request: { body: z.object({ note: z.string(), tags: z.array(z.string()).optional() }) },
+    responses: { 201: { description: 'Noted' } },
+    handler: async (ctx) => {
+      reached.push(ctx.body);
+      return { status: 201, body: { data: ctx.body } };
+    },
+  });
+
+  beforeAll(async () => {
+    const caller = { credential: 'session', clientIp: '127.0.0.1' } as unknown as Caller;
+    edge = await startEdge({ routes: [noteRoute], authenticate: async () => caller });
+  });
+  afterAll(() => edge.close());
+
+  it('answers 400 naming each field, and the handler never runs', async () => {
+    const response = await fetch(edge.url('/v1/notes'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ note: 'a\u0000b', tags: ['ok', '\u0000'] }) });
+    const body = (await readJson(response)) as { error: { code: string; fields: unknown[] } };
+    expect(response.status).toBe(400);
+    expect(body.error.code).toBe('invalid_request');
+    expect(body.error.fields).toEqual([
+      { field: 'note', problem: NUL_PROBLEM },
+      { field: 'tags.1', problem: NUL_PROBLEM },
+    ]);
+    expect(reached).toEqual([]);
+    const fine = await fetch(edge.url('/v1/notes'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ note: 'ab' }) });
+    expect(fine.status).toBe(201);
+    expect(reached).toEqual([{ note: 'ab' }]);
   });
 });

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RuntimeServer } from '@platform/proto/gen/platform/catalog/v1/catalog';
+import { sliceCodePoints } from '@platform/runtime';
 import { requestIdOf } from '../request-id';
 import type { McpPrincipal } from '../oauth/resource-server';
 import { isoTimestamp, principalOf, targetOf } from './call-context';
@@ -117,7 +118,7 @@ async function serveRequest(ctx: CallContext, res: ServerResponse, reply: Client
 function exposedNameOf(request: JsonRpcRequest): string {
   const params = request.params ?? {};
   const value = params.name ?? params.uri;
-  return typeof value === 'string' ? value.slice(0, 500) : '';
+  return typeof value === 'string' ? sliceCodePoints(value, 500) : '';
 }
 
 /** `logging/setLevel` goes to every upstream of the gateway; one that fails does not fail the client. */

@@ -4,10 +4,12 @@ import type { McpPrincipal } from '../oauth/resource-server';
 import { ClientReply } from './client-reply';
 import { endpointFor, type CallContext, type DataPlane } from './data-plane';
 import { toClient } from './forward';
+import { claimGetStream } from './get-streams';
 import { McpHttpError } from './http-errors';
 import { RPC, type JsonRpcMessage } from './jsonrpc';
 import { requireSession } from './session-check';
-import { endUpstreamSession, openUpstreamStream } from './upstream-client';
+import { endUpstreamSession, openUpstreamStream, type UpstreamEndpoint } from './upstream-client';
+import type { UpstreamStreamItem } from './upstream-items';
 import { currentUpstreamSession } from './upstream-sessions';
 
 const KEEP_ALIVE_MS = 25_000;
@@ -20,30 +22,45 @@ const LIST_CHANGES: JsonRpcMessage[] = [
 ];
 
 /**
- * GET /mcp/{slug}: the client's stream of server-initiated messages. The gateway merges the GET streams of every
- * upstream (their notifications, and their questions with relay ids), reconnecting to an upstream whose stream drops,
- * and adds its own list-changed notifications when the catalog changes what the gateway exposes.
+ * GET /mcp/{slug}: the client's stream of server-initiated messages, one per session on this replica (409 for a
+ * second, get-streams.ts). The gateway merges the GET streams of every upstream (their notifications, and their
+ * questions with relay ids), reconnecting to an upstream whose stream drops, and adds its own list-changed
+ * notifications when the catalog changes what the gateway exposes. Everything it starts stops when the client leaves.
  */
 export async function handleGet(plane: DataPlane, req: IncomingMessage, res: ServerResponse, principal: McpPrincipal, readAt: number): Promise<void> {
   const accept = req.headers.accept ?? '';
   if (!accept.includes('text/event-stream')) throw new McpHttpError(406, RPC.invalidRequest, 'Not Acceptable: the client must accept text/event-stream');
+  // Watched before the awaits below: a client leaving during them would close the response before a listener added
+  // afterwards, which would then never run, and the stream's keep-alive, listener and upstream relays would live on.
+  const closed = closeSignalOf(res);
   const { key, session } = await requireSession(plane, req, principal);
   const resolved = await plane.exposures.get(principal.gateway.slug, readAt);
-  const ctx: CallContext = { plane, principal, resolved, session, sessionKey: key };
+  if (closed.aborted) return;
+  claimGetStream(plane, key, closed);
+  await relayUntilClosed({ plane, principal, resolved, session, sessionKey: key }, new ClientReply(res), closed);
+}
 
-  const reply = new ClientReply(res);
-  reply.startStream();
+/** Aborted when the client's connection closes; already aborted when it closed before this was called. */
+function closeSignalOf(res: ServerResponse): AbortSignal {
   const closed = new AbortController();
-  res.on('close', () => closed.abort());
+  res.once('close', () => closed.abort());
+  if (res.destroyed) closed.abort();
+  return closed.signal;
+}
+
+/** Streams the upstreams' messages and the gateway's notices to the client until it leaves, then stops them all. */
+async function relayUntilClosed(ctx: CallContext, reply: ClientReply, closed: AbortSignal): Promise<void> {
+  reply.startStream();
   const keepAlive = setInterval(() => reply.keepAlive(), KEEP_ALIVE_MS);
-  const gatewayId = principal.gateway.id;
-  const stopListening = plane.exposures.onChange((gatewayIds) => {
+  const gatewayId = ctx.principal.gateway.id;
+  const stopListening = ctx.plane.exposures.onChange((gatewayIds) => {
     if (gatewayIds.length === 0 || gatewayIds.includes(gatewayId)) for (const message of LIST_CHANGES) reply.send(message);
   });
+  // Each relay ends by itself once `closed` aborts (or earlier, when its upstream offers no stream); the client's
+  // stream stays open for the gateway's own notices whatever they do, and is not held up by their teardown.
+  for (const server of ctx.resolved.exposure.runtime.servers) void pumpUpstream(ctx, server, reply, closed);
   try {
-    await Promise.all(resolved.exposure.runtime.servers.map((server) => pumpUpstream(ctx, server, reply, closed.signal)));
-    // Every upstream is done (none offers a stream): keep the client's stream for the gateway's own notices.
-    await new Promise<void>((resolve) => (closed.signal.aborted ? resolve() : closed.signal.addEventListener('abort', () => resolve())));
+    await untilAborted(closed);
   } finally {
     clearInterval(keepAlive);
     stopListening();
@@ -51,26 +68,84 @@ export async function handleGet(plane: DataPlane, req: IncomingMessage, res: Ser
   }
 }
 
-/** Relays one upstream's GET stream until the client leaves; null from the upstream (no stream offered) ends it. */
+function untilAborted(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })));
+}
+
+/**
+ * Relays one upstream's GET stream until the client leaves. A stream that drops or fails is reopened, with backoff.
+ * An upstream that forgot the session (404: it restarted) gets a fresh one, opened as for a POST and shared with the
+ * POSTs and the other replicas, and the stream is reopened in it at once. It ends for good when the upstream offers
+ * no stream (405), or already has one for the session and allows one (409: another replica's relay, say): asking
+ * again would not change that, so it is said once in the log.
+ */
 async function pumpUpstream(ctx: CallContext, server: RuntimeServer, reply: ClientReply, closed: AbortSignal): Promise<void> {
-  let delay = RETRY_MIN_MS;
+  const retry = new RetryPace();
+  let stale: UpstreamEndpoint | undefined;
   while (!closed.aborted) {
     try {
-      const endpoint = await endpointFor(ctx, server);
-      const items = await openUpstreamStream(endpoint, { dispatcher: ctx.plane.dispatcher, signal: closed, timeoutSeconds: server.timeoutSeconds });
-      if (!items) return;
-      delay = RETRY_MIN_MS;
-      for await (const item of items) {
-        if (!('message' in item)) continue;
-        const relayed = toClient(ctx, server, item.message);
-        if (relayed) reply.send(relayed);
+      const endpoint = await endpointFor(ctx, server, stale);
+      stale = undefined;
+      const opened = await openUpstreamStream(endpoint, { dispatcher: ctx.plane.dispatcher, signal: closed, timeoutSeconds: server.timeoutSeconds });
+      if (opened.kind === 'no_stream') return;
+      if (opened.kind === 'conflict') {
+        ctx.plane.deps.logger.warn({ serverId: server.id }, 'an upstream refused a GET stream for the session (409: it already has one); its server-initiated messages do not reach this client stream');
+        return;
+      }
+      if (opened.kind === 'session_expired') {
+        stale = endpoint;
+        if (retry.renewNow()) continue;
+      } else {
+        retry.opened();
+        await relayItems(ctx, server, reply, opened.items);
       }
     } catch (error) {
       if (closed.aborted) return;
       ctx.plane.deps.logger.debug({ err: error, serverId: server.id }, 'an upstream GET stream failed; reconnecting');
     }
-    await new Promise((resolve) => setTimeout(resolve, delay).unref());
-    delay = Math.min(delay * 2, RETRY_MAX_MS);
+    await retry.pause(closed);
+  }
+}
+
+async function relayItems(ctx: CallContext, server: RuntimeServer, reply: ClientReply, items: AsyncIterable<UpstreamStreamItem>): Promise<void> {
+  for await (const item of items) {
+    if (!('message' in item)) continue;
+    const relayed = toClient(ctx, server, item.message);
+    if (relayed) reply.send(relayed);
+  }
+}
+
+/** When one upstream's relay tries again: backoff between failures, at once for a fresh session (once in a row). */
+class RetryPace {
+  private delayMs = RETRY_MIN_MS;
+  private renewed = false;
+
+  /** A stream opened: the next failure starts from the shortest wait. */
+  opened(): void {
+    this.delayMs = RETRY_MIN_MS;
+    this.renewed = false;
+  }
+
+  /** True the first time in a row: a session the upstream refuses right after it was opened waits like any failure. */
+  renewNow(): boolean {
+    if (this.renewed) return false;
+    this.renewed = true;
+    return true;
+  }
+
+  /** Waits before the next attempt (less when the client leaves meanwhile), each time twice as long up to the maximum. */
+  async pause(closed: AbortSignal): Promise<void> {
+    const delayMs = this.delayMs;
+    this.delayMs = Math.min(delayMs * 2, RETRY_MAX_MS);
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        closed.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = setTimeout(done, delayMs);
+      closed.addEventListener('abort', done, { once: true });
+    });
   }
 }
 

@@ -143,24 +143,27 @@ export async function postToUpstream(endpoint: UpstreamEndpoint, message: JsonRp
 }
 
 /**
- * Opens the upstream's GET stream (server-initiated messages). Null when the upstream offers none (405) or no longer
- * knows the session (404).
+ * Opens the upstream's GET stream (server-initiated messages), or says why there is none: `no_stream` when the
+ * upstream offers none (405, or 404 to a request without a session: a stateless server); `session_expired` when it
+ * no longer knows the session (404 with a session id, as for a POST: it restarted); `conflict` when it already has a
+ * GET stream for the session and allows one (409, the SDK's answer).
  */
 export async function openUpstreamStream(
   endpoint: UpstreamEndpoint,
   options: { dispatcher: Dispatcher; signal: AbortSignal; timeoutSeconds: number },
-): Promise<AsyncIterable<UpstreamStreamItem> | null> {
-  if (endpoint.legacy) return endpoint.legacy.unsolicited(options.signal);
+): Promise<{ kind: 'stream'; items: AsyncIterable<UpstreamStreamItem> } | { kind: 'no_stream' } | { kind: 'session_expired' } | { kind: 'conflict' }> {
+  if (endpoint.legacy) return { kind: 'stream', items: endpoint.legacy.unsolicited(options.signal) };
   const { statusCode, headers, body } = await exchange(endpoint, 'GET', 'text/event-stream', undefined, options);
-  if (statusCode === 405 || statusCode === 404) {
+  if (statusCode === 405 || statusCode === 404 || statusCode === 409) {
     body.resume();
-    return null;
+    if (statusCode === 409) return { kind: 'conflict' };
+    return { kind: statusCode === 404 && endpoint.sessionId ? 'session_expired' : 'no_stream' };
   }
   if (statusCode !== 200 || !firstHeader(headers['content-type']).toLowerCase().startsWith('text/event-stream')) {
     body.resume();
     throw statusCode === 200 ? protocolError(endpoint.serverSlug, 'a GET stream that is not text/event-stream') : httpError(endpoint.serverSlug, statusCode);
   }
-  return sseItems(body);
+  return { kind: 'stream', items: sseItems(body) };
 }
 
 /**

@@ -1,0 +1,165 @@
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { LoggingMessageNotificationSchema, PromptListChangedNotificationSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  connectMcpClient,
+  expectEventually,
+  gatewayAccessToken,
+  gatewayUser,
+  publishedMcpServer,
+  setGatewayServers,
+  startMcpUpstream,
+  startTestPlatform,
+  unique,
+  type ApiClient,
+  type McpUpstream,
+  type TestPlatform,
+} from '@platform/test';
+
+/**
+ * The client's GET stream of `/mcp/{slug}` through the real edge and catalog (docs/gateway.md, The client's GET
+ * stream): one per session, the upstream's stream kept across an upstream restart, and the gateway's own notices.
+ */
+describe('MCP gateway: the client GET stream', () => {
+  let platform: TestPlatform;
+  let upstream: McpUpstream;
+  let owner: ApiClient;
+  let token: string;
+  let serverId: string;
+  const teamSlug = unique('get-team');
+  const gatewaySlug = unique('get-gw');
+  const open: Client[] = [];
+
+  beforeAll(async () => {
+    upstream = await startMcpUpstream({ name: 'alpha' });
+    platform = await startTestPlatform({ env: { ALLOWED_INTERNAL_NETWORKS: '127.0.0.0/8', MCP_PUBLISH_POLICY: 'self_publish' } });
+    const user = await gatewayUser(platform, { email: `${unique('get')}@example.test`, teamSlug, gatewaySlug });
+    owner = user.person.client;
+    serverId = await publishedMcpServer(owner, teamSlug, { slug: 'alpha', url: upstream.url });
+    await setGatewayServers(owner, teamSlug, gatewaySlug, [{ serverId }]);
+    token = await gatewayAccessToken(platform, owner.cookieHeader(), gatewaySlug);
+  }, 120_000);
+
+  afterAll(async () => {
+    await Promise.allSettled(open.map((client) => client.close()));
+    await platform?.stop();
+    await upstream?.close();
+  });
+
+  const connect = async () => {
+    const { client } = await connectMcpClient(platform, gatewaySlug, token);
+    open.push(client);
+    return client;
+  };
+
+  /** Log messages the client receives; the upstream's `log` tool sends one on its session's GET stream. */
+  const standaloneLogs = (client: Client) => {
+    const logs: string[] = [];
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+      logs.push(String(notification.params.data));
+    });
+    return logs;
+  };
+
+  /** Calls `log` until its standalone message arrives: the client's GET stream relays the upstream's. */
+  const expectRelayed = async (client: Client, logs: string[], message: string) => {
+    await expectEventually(async () => {
+      await client.callTool({ name: 'alpha__log', arguments: { message } });
+      expect(logs).toContain(`${message} (standalone)`);
+    });
+  };
+
+  const upstreamGets = (from = 0) => upstream.requests.slice(from).filter((request) => request.method === 'GET').map((request) => request.headers['mcp-session-id']);
+
+  it('reopens the upstream GET stream in a fresh upstream session when the upstream forgot the session', async () => {
+    const before = upstream.requests.length;
+    const client = await connect();
+    const logs = standaloneLogs(client);
+    await expectRelayed(client, logs, 'before the restart');
+    const [oldSession] = upstreamGets(before);
+    expect(oldSession).toBeDefined();
+
+    // The upstream restarts: it ends its streams and answers 404 for every session it had.
+    const seen = upstream.requests.length;
+    await upstream.forgetSessions();
+    // The relay reconnects in the old session first and hears 404 (only the relay uses that session id now). Only
+    // then does the client call again: its POST opens a fresh upstream session, whose standalone messages reach the
+    // client only if the relay went on in a fresh session too, rather than stopping at the 404.
+    await expectEventually(() => expect(upstreamGets(seen)).toContain(oldSession));
+    await expectRelayed(client, logs, 'after the restart');
+    await client.close();
+  }, 60_000);
+
+  it('refuses a second GET stream of a session while the first is open (409), and serves one again once it closed', async () => {
+    const session = await rawSession();
+    const before = upstream.requests.length;
+    const first = await rawGet(session);
+    expect(first.response.status).toBe(200);
+    await expectEventually(() => expect(upstreamGets(before)).toHaveLength(1));
+
+    const second = await rawGet(session);
+    expect(second.response.status).toBe(409);
+    expect(await second.response.json()).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Conflict: Only one SSE stream is allowed per session' } });
+    // Only the first stream relays: one upstream GET for the session.
+    expect(upstreamGets(before)).toHaveLength(1);
+
+    first.stop();
+    // Once the edge has seen the first stream close, the session may open one again.
+    await expectEventually(async () => {
+      const again = await rawGet(session);
+      again.stop();
+      expect(again.response.status).toBe(200);
+    });
+  });
+
+  it("tells the client's GET stream when the catalog changes what the gateway exposes, with no upstream notification", async () => {
+    const client = await connect();
+    const toolChanges: number[] = [];
+    const promptChanges: number[] = [];
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      toolChanges.push(1);
+    });
+    client.setNotificationHandler(PromptListChangedNotificationSchema, () => {
+      promptChanges.push(1);
+    });
+    // The GET stream is up once a message sent on it arrives.
+    await expectRelayed(client, standaloneLogs(client), 'stream up');
+
+    // A catalog-only change: the gateway's composition (the server's prefix). The upstream is told nothing and says nothing.
+    await setGatewayServers(owner, teamSlug, gatewaySlug, [{ serverId, prefix: 'renamed' }]);
+    try {
+      await expectEventually(() => {
+        expect(toolChanges.length).toBeGreaterThan(0);
+        expect(promptChanges.length).toBeGreaterThan(0);
+      });
+      expect((await client.listTools()).tools.map((tool) => tool.name)).toContain('renamed__echo');
+    } finally {
+      await setGatewayServers(owner, teamSlug, gatewaySlug, [{ serverId }]);
+      await client.close();
+    }
+  });
+
+  /** A session opened with plain HTTP (no SDK client, which would open a GET stream of its own). */
+  async function rawSession(): Promise<string> {
+    const post = (body: unknown, session?: string) =>
+      fetch(platform.url(`/mcp/${gatewaySlug}`), {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...(session ? { 'mcp-session-id': session } : {}) },
+        body: JSON.stringify(body),
+      });
+    const initialized = await post({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+    expect(initialized.status).toBe(200);
+    await initialized.text();
+    const session = initialized.headers.get('mcp-session-id')!;
+    expect((await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, session)).status).toBe(202);
+    return session;
+  }
+
+  async function rawGet(session: string): Promise<{ response: Response; stop(): void }> {
+    const controller = new AbortController();
+    const response = await fetch(platform.url(`/mcp/${gatewaySlug}`), {
+      headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream', 'mcp-session-id': session },
+      signal: controller.signal,
+    });
+    return { response, stop: () => controller.abort() };
+  }
+});

@@ -87,7 +87,9 @@ test('an SDK client authorizes through the gateway and uses both upstreams throu
     });
     alpha.redefineEcho('Echoes text, then sends it elsewhere');
     await expectEventually(async () => expect((await client.listTools()).tools.map((tool) => tool.name)).not.toContain('alpha__echo'), 30_000);
-    expect(listChanged).toBeGreaterThan(0);
+    // The upstream sent its one notice at the change, relayed long before the catalog, re-discovering the server, hid
+    // the tool: a notice from here on can only be the gateway's own, telling the client what the catalog alone changed.
+    const heardBefore = listChanged;
     await expect(client.callTool({ name: 'alpha__echo', arguments: { text: 'x' } })).rejects.toMatchObject({ code: -32602 });
 
     // A team owner approves the change (self_publish); the tool comes back with its new definition.
@@ -99,6 +101,7 @@ test('an SDK client authorizes through the gateway and uses both upstreams throu
       const tool = (await client.listTools()).tools.find((candidate) => candidate.name === 'alpha__echo');
       expect(tool?.description).toBe('Echoes text, then sends it elsewhere');
     });
+    await expectEventually(() => expect(listChanged).toBeGreaterThan(heardBefore));
     expect(textOf(await client.callTool({ name: 'alpha__echo', arguments: { text: 'back' } }))).toBe('alpha: back');
   } finally {
     await client.close();

@@ -4,6 +4,7 @@ import {
   ListRootsRequestSchema,
   LoggingMessageNotificationSchema,
   McpError,
+  PromptListChangedNotificationSchema,
   ResourceUpdatedNotificationSchema,
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
@@ -180,6 +181,12 @@ describe('MCP gateway data plane', () => {
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
       changes.push(Date.now());
     });
+    // The upstream announces only its tools, and the gateway relays that as it is; the gateway's own notice says that
+    // every list may have changed. A prompts/list_changed can therefore only be the gateway's.
+    let gatewayNotices = 0;
+    client.setNotificationHandler(PromptListChangedNotificationSchema, () => {
+      gatewayNotices++;
+    });
     alpha.redefineEcho('Echoes text back, and also exfiltrates it');
     // The upstream's list_changed makes the catalog re-discover; an explicit refresh makes the test independent of timing.
     const owner = user.person.client;
@@ -192,11 +199,14 @@ describe('MCP gateway data plane', () => {
     const capabilities = (await owner.get(`/v1/teams/${teamSlug}/mcp-servers/${alphaId}/capabilities`)).body.data as { id: string; name: string; kind: string; changed: boolean }[];
     const echo = capabilities.find((capability) => capability.kind === 'tool' && capability.name === 'echo')!;
     expect(echo.changed).toBe(true);
+    const noticesBefore = gatewayNotices;
     expect((await owner.put(`/v1/teams/${teamSlug}/mcp-servers/${alphaId}/capabilities/${echo.id}/approval`)).status).toBe(200);
     await expectEventually(async () => {
       const tool = (await client.listTools()).tools.find((candidate) => candidate.name === 'alpha__echo');
       expect(tool?.description).toBe('Echoes text back, and also exfiltrates it');
     });
+    // The approval changed the catalog alone (the upstream said nothing): the gateway told the client's GET stream itself.
+    await expectEventually(() => expect(gatewayNotices).toBeGreaterThan(noticesBefore));
   });
 
   it('drops a server from the gateway at the next request after it is disabled, and serves it again at the next after it is enabled', async () => {
@@ -245,7 +255,12 @@ describe('MCP gateway data plane', () => {
     expect(await noSession.json()).toMatchObject({ jsonrpc: '2.0', id: null, error: { message: expect.stringMatching(/Mcp-Session-Id/) } });
     expect((await post({ 'mcp-session-id': 'v1.k.forged.session' }, { jsonrpc: '2.0', id: 1, method: 'tools/list' })).status).toBe(404);
     expect((await post({}, '{not json')).status).toBe(400);
-    expect((await post({}, [{ jsonrpc: '2.0', id: 1, method: 'ping' }])).status).toBe(400);
+    // Within a live session: without one, a 400 would not tell that it was the batch that was refused.
+    const { client, transport } = await connectMcpClient(platform, gatewaySlug, token);
+    open.push(client);
+    const batch = await post({ 'mcp-session-id': transport.sessionId! }, [{ jsonrpc: '2.0', id: 1, method: 'ping' }]);
+    expect(batch.status).toBe(400);
+    expect(await batch.json()).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32600, message: expect.stringMatching(/batches/) } });
     const foreign = await post({ origin: 'https://evil.example' }, { jsonrpc: '2.0', id: 1, method: 'ping' });
     expect(foreign.status).toBe(403);
     const put = await fetch(platform.url(`/mcp/${gatewaySlug}`), { method: 'PUT', headers: { authorization: `Bearer ${token}` } });

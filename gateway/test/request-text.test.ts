@@ -137,7 +137,7 @@ describe('NUL refused on every route', () => {
     responses: { 201: { description: 'Noted' } },
     handler: async (ctx) => {
       reached.push(ctx.body);
-      return { status: 201, body: { data: ctx.body } };
+      return { status: 201, data: ctx.body };
     },
   });
 

@@ -9,14 +9,14 @@ import { McpHttpError, sendJson } from './http-errors';
 import { errorResponse, RPC } from './jsonrpc';
 import { originCheck } from './origin';
 import { handlePost } from './post';
-import { handleDelete, handleGet } from './stream';
+import { handleDelete, handleGet, type AccessCheck } from './stream';
 
 export const MCP_ROUTE = '/mcp/{slug}';
 const PREFIX = '/mcp/';
 const ALLOW = 'GET, POST, DELETE';
 
 /** `readAt`: the request's `pollPhaseMark()`, for the catalog generation check (runtime shared-generation.ts). */
-type Handler = (plane: DataPlane, req: IncomingMessage, res: ServerResponse, principal: McpPrincipal, readAt: number) => Promise<void>;
+type Handler = (plane: DataPlane, req: IncomingMessage, res: ServerResponse, principal: McpPrincipal, readAt: number, recheck: AccessCheck) => Promise<void>;
 const HANDLERS: Record<string, Handler> = { POST: handlePost, GET: handleGet, DELETE: handleDelete };
 
 /** The gateway's MCP endpoint, served ahead of the edge's express app. */
@@ -61,7 +61,7 @@ export function createMcpEndpoint(deps: EdgeDeps): McpEndpoint {
       res.writeHead(204, { allow: ALLOW }).end();
       return;
     }
-    await handler(dataPlane(), req, res, principal, readAt);
+    await handler(dataPlane(), req, res, principal, readAt, () => checkToken(slug, req.headers.authorization));
   }
 
   return {

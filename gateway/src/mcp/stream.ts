@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RuntimeServer } from '@platform/proto/gen/platform/catalog/v1/catalog';
+import { authGenerationOf } from '@platform/runtime';
 import type { McpPrincipal } from '../oauth/resource-server';
 import { ClientReply } from './client-reply';
 import { endpointFor, type CallContext, type DataPlane } from './data-plane';
@@ -27,7 +28,7 @@ const LIST_CHANGES: JsonRpcMessage[] = [
  * questions with relay ids), reconnecting to an upstream whose stream drops, and adds its own list-changed
  * notifications when the catalog changes what the gateway exposes. Everything it starts stops when the client leaves.
  */
-export async function handleGet(plane: DataPlane, req: IncomingMessage, res: ServerResponse, principal: McpPrincipal, readAt: number): Promise<void> {
+export async function handleGet(plane: DataPlane, req: IncomingMessage, res: ServerResponse, principal: McpPrincipal, readAt: number, recheck: AccessCheck): Promise<void> {
   const accept = req.headers.accept ?? '';
   if (!accept.includes('text/event-stream')) throw new McpHttpError(406, RPC.invalidRequest, 'Not Acceptable: the client must accept text/event-stream');
   // Watched before the awaits below: a client leaving during them would close the response before a listener added
@@ -37,7 +38,41 @@ export async function handleGet(plane: DataPlane, req: IncomingMessage, res: Ser
   const resolved = await plane.exposures.get(principal.gateway.slug, readAt);
   if (closed.aborted) return;
   claimGetStream(plane, key, closed);
-  await relayUntilClosed({ plane, principal, resolved, session, sessionKey: key }, new ClientReply(res), closed);
+  const stopWatching = endWhenAccessEnds(plane, principal, recheck, res, closed);
+  try {
+    await relayUntilClosed({ plane, principal, resolved, session, sessionKey: key }, new ClientReply(res), closed);
+  } finally {
+    stopWatching();
+  }
+}
+
+/** Re-runs the request's token check; rejects once the caller may no longer use the gateway. */
+export type AccessCheck = () => Promise<unknown>;
+
+/**
+ * A GET stream outlives the request that opened it, so what that request's token check decided is decided again
+ * whenever the shared auth generation moves (a person removed or suspended, a gateway disabled, a token revoked:
+ * every such change moves it), and the stream ends when the access token expires. An ended stream closes its
+ * relays; the client reconnects with a token that is still good, or is refused.
+ */
+function endWhenAccessEnds(plane: DataPlane, principal: McpPrincipal, recheck: AccessCheck, res: ServerResponse, closed: AbortSignal): () => void {
+  const end = () => {
+    if (!closed.aborted) res.destroy();
+  };
+  const generation = authGenerationOf(plane.deps.cache);
+  const check = () => {
+    if (!closed.aborted) recheck().catch(end);
+  };
+  const stopHearing = generation.onAnnouncement(check);
+  const stopResuming = generation.onResumed(check);
+  const expiresInMs = principal.tokenExpiresAt ? Date.parse(principal.tokenExpiresAt) - Date.now() : NaN;
+  // setTimeout holds at most 2^31 - 1 ms (about 24 days); a token living longer is checked when the stream reconnects.
+  const expiry = expiresInMs >= 0 && expiresInMs < 2 ** 31 ? setTimeout(end, expiresInMs) : undefined;
+  return () => {
+    stopHearing();
+    stopResuming();
+    clearTimeout(expiry);
+  };
 }
 
 /** Aborted when the client's connection closes; already aborted when it closed before this was called. */

@@ -178,7 +178,7 @@ describe('the client GET stream over its life', () => {
     edge = createServer((req, res) => {
       // The edge's token check comes first: a test may hold the request there.
       const handled = tokenCheck()
-        .then(() => handleGet(stand.plane, req, res, stand.principal, 0))
+        .then(() => handleGet(stand.plane, req, res, stand.principal, 0, async () => undefined))
         .catch((error: { status?: number }) => {
           if (!res.headersSent) res.writeHead(error.status ?? 500).end();
         });

@@ -138,6 +138,41 @@ describe('MCP gateway: the client GET stream', () => {
     }
   });
 
+  it('ends an open GET stream when the person may no longer use the gateway (the gateway disabled), at once', async () => {
+    const session = await rawSession();
+    const before = upstream.requests.length;
+    const stream = await rawGet(session);
+    expect(stream.response.status).toBe(200);
+    await expectEventually(() => expect(upstreamGets(before)).toHaveLength(1));
+    const ended = readToEnd(stream.response);
+
+    const gateway = await gatewayOf(gatewaySlug);
+    const disabled = await owner.patch(`/v1/teams/${teamSlug}/gateways/${gateway.id}`, { enabled: false }, { 'if-match': `"${gateway.revision}"` });
+    expect(disabled.status).toBe(200);
+    try {
+      // Nothing else is sent on the stream: it ends because access was checked again, not because a request failed.
+      await ended;
+      expect((await rawGet(session)).response.status).toBe(404);
+    } finally {
+      const current = await gatewayOf(gatewaySlug);
+      await owner.patch(`/v1/teams/${teamSlug}/gateways/${current.id}`, { enabled: true }, { 'if-match': `"${current.revision}"` });
+    }
+  });
+
+  async function gatewayOf(slug: string): Promise<{ id: string; revision: number }> {
+    const listed = (await owner.get(`/v1/teams/${teamSlug}/gateways?limit=100`)).body.data as { id: string; slug: string; revision: number }[];
+    return listed.find((gateway) => gateway.slug === slug)!;
+  }
+
+  /** Resolves when the response's body ends (or breaks): the server closed the stream. */
+  async function readToEnd(response: Response): Promise<void> {
+    const reader = response.body!.getReader();
+    for (;;) {
+      const { done } = await reader.read().catch(() => ({ done: true }));
+      if (done) return;
+    }
+  }
+
   /** A session opened with plain HTTP (no SDK client, which would open a GET stream of its own). */
   async function rawSession(): Promise<string> {
     const post = (body: unknown, session?: string) =>

@@ -152,7 +152,7 @@ describe('MCP gateway data plane', () => {
 
     // alpha captures payloads: its call record keeps them; beta's does not.
     const owner = user.person.client;
-    const calls = async () => (await owner.get(`/v1/teams/${teamSlug}/calls?pageSize=100`)).body.data as { id: string; exposedName: string; captured: boolean }[];
+    const calls = async () => (await owner.get(`/v1/teams/${teamSlug}/calls?limit=100`)).body.data as { id: string; exposedName: string; captured: boolean }[];
     let alphaCall: { id: string; captured: boolean } | undefined;
     await expectEventually(async () => {
       alphaCall = (await calls()).find((call) => call.exposedName === 'alpha__whoami');
@@ -321,7 +321,7 @@ describe('MCP gateway data plane', () => {
     expect(textOf(await withDown.callTool({ name: 'beta__echo', arguments: { text: 'still' } }))).toBe('beta: still');
 
     await expectEventually(async () => {
-      const calls = (await owner.get(`/v1/teams/${teamSlug}/calls?pageSize=100`)).body.data as { method: string; exposedName: string; outcome: string; errorClass: string; server?: { slug: string } }[];
+      const calls = (await owner.get(`/v1/teams/${teamSlug}/calls?limit=100`)).body.data as { method: string; exposedName: string; outcome: string; errorClass: string; server?: { slug: string } }[];
       expect(calls).toEqual(
         expect.arrayContaining([
           expect.objectContaining({ method: 'tools/call', exposedName: 'beta__slow', outcome: 'timeout', errorClass: 'timeout' }),

@@ -1,4 +1,4 @@
-import type { ServiceClients } from '@platform/runtime';
+import { IDENTITY_KEYS_CACHE_MAX_SECONDS, type ServiceClients } from '@platform/runtime';
 import { loadJose, type JWK, type SigningKeyObject } from './jose';
 
 /** The key identity tokens are signed with now. */
@@ -22,16 +22,13 @@ export interface IdentityKeySource {
 
 export const DEFAULT_KEYS_TTL_MS = 60_000;
 /**
- * The longest an edge remembers keys (the most IDENTITY_KEYS_CACHE_SECONDS admits). The identity service publishes a
- * new key this long plus the key set's max-age before it signs (docs/oauth.md, Identity tokens), so an edge must
- * never remember keys longer, whatever its settings say.
+ * The edge's setting (IDENTITY_KEYS_CACHE_SECONDS), in ms, at most IDENTITY_KEYS_CACHE_MAX_SECONDS: the identity
+ * service publishes a new key that long plus the key set's max-age before it signs (docs/oauth.md, Identity tokens),
+ * so an edge must never remember keys longer, whatever its settings say.
  */
-export const MAX_KEYS_TTL_SECONDS = 600;
-
-/** The edge's setting (IDENTITY_KEYS_CACHE_SECONDS), in ms, at most MAX_KEYS_TTL_SECONDS. */
 export function keysTtlMsOf(settings: { identityKeysCacheSeconds?: number | undefined }): number {
   const seconds = settings.identityKeysCacheSeconds;
-  return seconds === undefined ? DEFAULT_KEYS_TTL_MS : Math.min(seconds, MAX_KEYS_TTL_SECONDS) * 1000;
+  return seconds === undefined ? DEFAULT_KEYS_TTL_MS : Math.min(seconds, IDENTITY_KEYS_CACHE_MAX_SECONDS) * 1000;
 }
 
 /** Members of an EC or OKP private JWK that must never be published. */

@@ -1,4 +1,5 @@
 import type { Express, Request, Response } from 'express';
+import { JWKS_MAX_AGE_SECONDS } from '@platform/runtime';
 import type { EdgeDeps } from '../edge-deps';
 import { identityKeySourceOf, keysTtlMsOf } from '../mcp/identity-keys';
 import { allowAnyOrigin } from './cors';
@@ -6,12 +7,11 @@ import { allowAnyOrigin } from './cors';
 export const JWKS_PATH = '/.well-known/jwks.json';
 
 /**
- * Verifiers and HTTP caches may keep the key set this long. The identity service counts with it (and the edge's key
- * cache) when it publishes a new key ahead of signing with it (docs/oauth.md, Identity tokens); a rotated-out key
- * stays published a day, and a verifier meeting an unknown kid fetches again, so caching never breaks verification.
- * Raising it means raising the identity service's JWKS_MAX_AGE_SECONDS too.
+ * Verifiers and HTTP caches may keep the key set JWKS_MAX_AGE_SECONDS. The identity service counts with it (and the
+ * edge's key cache) when it publishes a new key ahead of signing with it (docs/oauth.md, Identity tokens); a
+ * rotated-out key stays published a day, and a verifier meeting an unknown kid fetches again, so caching never
+ * breaks verification.
  */
-export const JWKS_MAX_AGE_SECONDS = 300;
 const JWKS_CACHE = `public, max-age=${JWKS_MAX_AGE_SECONDS}`;
 
 /** The public keys that verify identity tokens sent to MCP servers (not OAuth tokens); no authentication. */

@@ -1,16 +1,10 @@
 import type { Client } from 'pg';
-import { environmentSchema, type ServiceClients } from '@platform/runtime';
+import { environmentSchema, IDENTITY_KEYS_CACHE_MAX_SECONDS, JWKS_MAX_AGE_SECONDS, type ServiceClients } from '@platform/runtime';
 import { databaseOf, grpcClients, startTestPlatform, type TestPlatform } from '@platform/test';
-import {
-  EDGE_KEYS_CACHE_MAX_SECONDS,
-  JWKS_MAX_AGE_SECONDS as IDENTITY_JWKS_MAX_AGE_SECONDS,
-  KEY_ACTIVATION_DELAY_SECONDS,
-  RETIRED_KEY_PUBLISHED_SECONDS,
-} from '../../../services/identity/src/domain/identity-token-keys';
-import { keysTtlMsOf, MAX_KEYS_TTL_SECONDS } from '../../src/mcp/identity-keys';
+import { KEY_ACTIVATION_DELAY_SECONDS, RETIRED_KEY_PUBLISHED_SECONDS } from '../../../services/identity/src/domain/identity-token-keys';
+import { keysTtlMsOf } from '../../src/mcp/identity-keys';
 import { createIdentityTokenSigner, IDENTITY_TOKEN_TTL_SECONDS, type IdentitySubject } from '../../src/mcp/identity-token';
 import type { JWK } from '../../src/mcp/jose';
-import { JWKS_MAX_AGE_SECONDS } from '../../src/oauth/jwks';
 
 const loadJose = () => import('jose');
 
@@ -107,15 +101,13 @@ describe('identity tokens and /.well-known/jwks.json', () => {
   });
 
   it('counts with the edge\'s longest key cache and the key set\'s max-age when it publishes keys ahead of use', () => {
-    // The identity service cannot read an edge's settings: its constants must cover what any edge may do.
-    expect(MAX_KEYS_TTL_SECONDS).toBe(EDGE_KEYS_CACHE_MAX_SECONDS);
-    expect(environmentSchema.shape.IDENTITY_KEYS_CACHE_SECONDS.safeParse(String(MAX_KEYS_TTL_SECONDS)).success).toBe(true);
-    expect(environmentSchema.shape.IDENTITY_KEYS_CACHE_SECONDS.safeParse(String(MAX_KEYS_TTL_SECONDS + 1)).success).toBe(false);
-    expect(keysTtlMsOf({ identityKeysCacheSeconds: 3600 })).toBe(MAX_KEYS_TTL_SECONDS * 1000);
-    expect(JWKS_MAX_AGE_SECONDS).toBe(IDENTITY_JWKS_MAX_AGE_SECONDS);
-    expect(KEY_ACTIVATION_DELAY_SECONDS).toBeGreaterThan(MAX_KEYS_TTL_SECONDS + JWKS_MAX_AGE_SECONDS);
+    // The identity service cannot read an edge's settings: no edge may remember keys longer than it counts with.
+    expect(environmentSchema.shape.IDENTITY_KEYS_CACHE_SECONDS.safeParse(String(IDENTITY_KEYS_CACHE_MAX_SECONDS)).success).toBe(true);
+    expect(environmentSchema.shape.IDENTITY_KEYS_CACHE_SECONDS.safeParse(String(IDENTITY_KEYS_CACHE_MAX_SECONDS + 1)).success).toBe(false);
+    expect(keysTtlMsOf({ identityKeysCacheSeconds: 3600 })).toBe(IDENTITY_KEYS_CACHE_MAX_SECONDS * 1000);
+    expect(KEY_ACTIVATION_DELAY_SECONDS).toBeGreaterThan(IDENTITY_KEYS_CACHE_MAX_SECONDS + JWKS_MAX_AGE_SECONDS);
     // The last token of a rotated-out key is signed up to an edge's key cache after the switch and lives 5 minutes.
-    expect(RETIRED_KEY_PUBLISHED_SECONDS).toBeGreaterThan(MAX_KEYS_TTL_SECONDS + IDENTITY_TOKEN_TTL_SECONDS + JWKS_MAX_AGE_SECONDS);
+    expect(RETIRED_KEY_PUBLISHED_SECONDS).toBeGreaterThan(IDENTITY_KEYS_CACHE_MAX_SECONDS + IDENTITY_TOKEN_TTL_SECONDS + JWKS_MAX_AGE_SECONDS);
   });
 
   // Rotation, by moving every key's timestamps back as if time had passed (never by waiting).

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { IDENTITY_KEYS_CACHE_MAX_SECONDS } from '../crypto/identity-key-timing';
 import { PUBLISH_POLICIES } from '../service/publish-policy';
 
 /** Every service the platform is made of, in the order the modules list them. */
@@ -106,10 +107,10 @@ export const environmentSchema = z.object({
   MCP_SESSION_MAX_AGE_SECONDS: positiveInt.default(24 * 3600),
   /** Largest JSON-RPC message the /mcp data plane accepts from a client or an upstream. */
   MCP_MAX_MESSAGE_BYTES: positiveInt.default(4 * 1024 * 1024),
-  /** Age in days after which the identity-token signing key is replaced (old public keys stay published a day more). */
+  /** Age in days after which the identity-token signing key is replaced (old public keys stay published a day past the switch). */
   IDENTITY_TOKEN_KEY_ROTATION_DAYS: z.coerce.number().positive().max(365).default(30),
   /** How long an edge remembers the identity-token keys (signing and /.well-known/jwks.json). */
-  IDENTITY_KEYS_CACHE_SECONDS: z.coerce.number().int().min(0).max(600).default(60),
+  IDENTITY_KEYS_CACHE_SECONDS: z.coerce.number().int().min(0).max(IDENTITY_KEYS_CACHE_MAX_SECONDS).default(60),
   /** PEM file of extra certificate authorities trusted for outbound https (private CAs; tests). */
   OUTBOUND_EXTRA_CA_FILE: optionalString,
   OTEL_SDK_DISABLED: bool,

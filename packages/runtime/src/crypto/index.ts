@@ -5,3 +5,4 @@ export { Digester, parsePepper, MIN_PEPPER_BYTES } from './digester';
 export { randomToken, constantTimeEqual } from './random';
 export { timeOrderedUuid } from './time-ordered-id';
 export { loadSecrets, SECRETS_FILE_NAME, type LoadSecretsOptions, type Secrets } from './load-secrets';
+export * from './identity-key-timing';

@@ -1,4 +1,5 @@
 import type { IdentitySigningKeys } from '@platform/proto/gen/platform/identity/v1/identity';
+import { IDENTITY_KEYS_CACHE_MAX_SECONDS, JWKS_MAX_AGE_SECONDS } from '@platform/runtime';
 import type { IdentityDeps } from '../deps';
 import { insertKey, listPublishedKeys, lockKeyRotation, retireNewestKey, type IdentityTokenKeyRow } from '../store/identity-token-keys-store';
 
@@ -12,14 +13,10 @@ export const IDENTITY_TOKEN_ALG = 'ES256';
  * The identity service cannot see each edge's setting, so it counts with the most the configuration admits.
  */
 
-/** The longest an edge remembers keys: the largest IDENTITY_KEYS_CACHE_SECONDS allowed (packages/runtime config). */
-export const EDGE_KEYS_CACHE_MAX_SECONDS = 600;
-/** The Cache-Control max-age of /.well-known/jwks.json (gateway/src/oauth/jwks.ts). */
-export const JWKS_MAX_AGE_SECONDS = 300;
 /** For clock differences between replicas and a request in flight at the boundary. */
 const KEY_TIMING_MARGIN_SECONDS = 60;
 /** The longest a key set may be cached anywhere between the identity service and a verifier (15 minutes). */
-export const KEY_SET_CACHE_MAX_SECONDS = EDGE_KEYS_CACHE_MAX_SECONDS + JWKS_MAX_AGE_SECONDS;
+export const KEY_SET_CACHE_MAX_SECONDS = IDENTITY_KEYS_CACHE_MAX_SECONDS + JWKS_MAX_AGE_SECONDS;
 /**
  * How long a new key (other than the very first) is published before it signs: 16 minutes. Until then the
  * previous key keeps signing; rotation is due only after IDENTITY_TOKEN_KEY_ROTATION_DAYS, so this barely matters.

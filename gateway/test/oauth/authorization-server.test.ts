@@ -67,9 +67,9 @@ function authorize(params: Record<string, string> | string, cookie?: string): Pr
   return fetchManual(platform.url(`/oauth/authorize?${query}`), cookie ? { headers: { cookie } } : {});
 }
 
-function redirectParams(response: Response): URLSearchParams {
+function redirectParams(response: Response, redirect = REDIRECT): URLSearchParams {
   const location = response.headers.get('location')!;
-  expect(location.startsWith(`${REDIRECT}?`)).toBe(true);
+  expect(location.startsWith(`${redirect}?`)).toBe(true);
   return new URL(location).searchParams;
 }
 
@@ -87,8 +87,17 @@ function consentPost(fields: Record<string, string>, cookie: string, origin = pl
   return fetchManual(platform.url('/oauth/authorize'), { ...init, headers: { ...(init.headers as Record<string, string>), cookie, origin } });
 }
 
-async function exchange(code: string, verifier: string, clientId = dynamicClientId): Promise<Response> {
-  return fetchManual(platform.url('/oauth/token'), form({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT, client_id: clientId, code_verifier: verifier }));
+async function exchange(code: string, verifier: string, clientId = dynamicClientId, redirectUri = REDIRECT): Promise<Response> {
+  return fetchManual(platform.url('/oauth/token'), form({ grant_type: 'authorization_code', code, redirect_uri: redirectUri, client_id: clientId, code_verifier: verifier }));
+}
+
+/** The code an authorize answer leads to for alice: at once (302), or through the consent page (Allow). */
+async function codeFrom(response: Response, redirect = REDIRECT): Promise<string> {
+  if (response.status === 302) return redirectParams(response, redirect).get('code')!;
+  expect(response.status).toBe(200);
+  const allowed = await consentPost({ ...formFields(await response.text()), decision: 'allow' }, alice.client.cookieHeader());
+  expect(allowed.status).toBe(303);
+  return redirectParams(allowed, redirect).get('code')!;
 }
 
 /** Runs authorize → consent (Allow) → token for alice on a gateway; returns the tokens. */
@@ -295,6 +304,26 @@ describe('authorize: sign-in, consent and codes', () => {
     expect(again.status).toBe(302);
     expect(redirectParams(again).get('code')).toBeTruthy();
     expect(redirectParams(again).get('iss')).toBe(appUrl);
+  });
+
+  it('a loopback redirect URI may name any port at the request; the token request must repeat that URI', async () => {
+    // Registered as http://127.0.0.1:9/callback; a native app listens on whatever port it got (RFC 8252 §7.3).
+    const otherPort = 'http://127.0.0.1:5555/callback';
+    const { verifier, challenge } = pkcePair();
+    const page = await authorize(authorizeParams({ redirect_uri: otherPort, code_challenge: challenge }), alice.client.cookieHeader());
+    const code = await codeFrom(page, otherPort);
+    // The code is bound to the port it was issued for: the registered one does not match, and is not burned.
+    const registeredPort = await exchange(code, verifier);
+    expect(registeredPort.status).toBe(400);
+    expect((await json(registeredPort)).error).toBe('invalid_grant');
+    expect((await exchange(code, verifier, dynamicClientId, otherPort)).status).toBe(200);
+
+    // Only the port may differ, and only for http loopback: another path, host or scheme is still the rule-6 page.
+    for (const redirect of ['http://127.0.0.1:5555/other', 'http://127.0.0.2:5555/callback', 'http://localhost:9/callback', 'https://127.0.0.1:9/callback']) {
+      const refused = await authorize(authorizeParams({ redirect_uri: redirect }), alice.client.cookieHeader());
+      expect(refused.status).toBe(400);
+      expect(refused.headers.get('location')).toBeNull();
+    }
   });
 
   it('a trusted metadata-document client skips the consent page', async () => {

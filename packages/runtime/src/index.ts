@@ -18,3 +18,4 @@ export * from './maintenance';
 export * from './net';
 export * from './paging';
 export * from './text';
+export * from './oauth';

@@ -1,4 +1,5 @@
 import type { OAuthClient } from '@platform/proto/gen/platform/identity/v1/oauth';
+import { redirectUriRegistered } from '@platform/runtime';
 import type { EdgeDeps } from '../../edge-deps';
 import { slugOfResource } from '../resource';
 
@@ -59,7 +60,8 @@ export async function establishRequest(deps: EdgeDeps, params: ReadonlyMap<strin
   const sentRedirect = params.get('redirect_uri');
   let redirectUri: string;
   if (sentRedirect !== undefined) {
-    if (!client.redirectUris.includes(sentRedirect)) {
+    // Identity's rule too (it checks again before issuing a code): exact, but a loopback URI may name any port.
+    if (!redirectUriRegistered(client.redirectUris, sentRedirect)) {
       return { kind: 'page', problem: 'The redirect URI is not one the client registered.' };
     }
     redirectUri = sentRedirect;

@@ -1,5 +1,5 @@
 import type { IssueAuthorizationCodeRequest, IssueAuthorizationCodeResponse } from '@platform/proto/gen/platform/identity/v1/oauth';
-import { AppError, auditContext, randomToken, type FieldError } from '@platform/runtime';
+import { AppError, auditContext, randomToken, redirectUriRegistered, type FieldError } from '@platform/runtime';
 import type { IdentityDeps } from '../../deps';
 import { findPersonById } from '../../store/people-store';
 import { consentRemembered, markRegisteredClientUsed, rememberConsent } from '../../store/oauth-clients-store';
@@ -8,7 +8,7 @@ import { gatewayParent, writeOAuthAudit } from './audit';
 import { establishClient } from './clients';
 import { CODE_TTL_SECONDS } from './limits';
 import { prunePeriodically } from './pruning';
-import { redirectUriRegistered, S256_CHALLENGE, UUID } from './validation';
+import { S256_CHALLENGE, UUID } from './validation';
 
 const CONSENTS = ['remembered', 'allowed', 'trusted'] as const;
 type Consent = (typeof CONSENTS)[number];

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { constantTimeEqual } from '@platform/runtime';
+import { constantTimeEqual, isLoopbackHost } from '@platform/runtime';
 import { MAX_URI_LENGTH } from './limits';
 
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -9,11 +9,6 @@ export const REGISTERED_CLIENT_ID = /^svccl_[A-Za-z0-9_-]{20,100}$/;
 export const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 /** RFC 7636 §4.1: 43 to 128 characters of the unreserved set. */
 export const CODE_VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;
-
-/** Loopback hosts as the URL parser spells them: 127.0.0.0/8, [::1], localhost (RFC 8252 §7.3). */
-export function isLoopbackHost(hostname: string): boolean {
-  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname) || hostname === '[::1]' || hostname === 'localhost';
-}
 
 function parseAbsolute(value: string): URL | null {
   try {
@@ -37,25 +32,6 @@ export function redirectUriProblem(value: unknown): string | null {
   if (url.protocol === 'https:') return url.hostname === '' ? 'must name a host' : null;
   if (url.protocol === 'http:') return isLoopbackHost(url.hostname) ? null : 'http is allowed only on a loopback host (127.0.0.1, [::1], localhost)';
   return 'must use https (or http on a loopback host)';
-}
-
-/** The raw URI without the port of an http loopback authority; null for any other URI. */
-function loopbackWithoutPort(value: string): string | null {
-  const match = /^(http:\/\/)(\[::1\]|[^/?#:@[\]]+)(?::\d{1,5})?([/?].*)?$/i.exec(value);
-  if (!match) return null;
-  const url = parseAbsolute(value);
-  if (!url || url.protocol !== 'http:' || !isLoopbackHost(url.hostname)) return null;
-  return `${match[1]}${match[2]}${match[3] ?? ''}`;
-}
-
-/**
- * Whether `requested` is one of the client's redirect URIs: exact string comparison, except that an http
- * loopback URI may name any port (RFC 8252 §7.3, OAuth 2.1 §8.4.2: native apps pick a free port at run time).
- */
-export function redirectUriRegistered(registered: readonly string[], requested: string): boolean {
-  if (registered.includes(requested)) return true;
-  const portless = loopbackWithoutPort(requested);
-  return portless !== null && registered.some((uri) => loopbackWithoutPort(uri) === portless);
 }
 
 /**

@@ -1,0 +1,2 @@
+/** OAuth rules the edge and the identity service must apply alike (one definition, so they cannot drift apart). */
+export * from './redirect-uri';

@@ -1,7 +1,12 @@
 import type { ServerResponse } from 'node:http';
 import type { JsonRpcMessage } from './jsonrpc';
 
-const STREAM_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive' };
+export const STREAM_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive' };
+
+/** A message as an SSE data line, which cannot hold a line break: text received over several lines is serialised afresh. */
+function dataLineOf(message: JsonRpcMessage, text: string | undefined): string {
+  return text !== undefined && !/[\r\n]/.test(text) ? text : JSON.stringify(message);
+}
 
 /**
  * The data plane's answer to one client HTTP request: a single JSON message, or an SSE stream of messages when
@@ -14,7 +19,7 @@ export class ClientReply {
   /** The final message's text, for payload capture. */
   lastMessage = '';
 
-  constructor(private readonly res: ServerResponse) {}
+  constructor(protected readonly res: ServerResponse) {}
 
   get finished(): boolean {
     return this.res.writableEnded || this.res.destroyed;
@@ -62,14 +67,13 @@ export class ClientReply {
       this.json(200, message, {}, text);
       return;
     }
-    // An SSE data line cannot hold a line break: text received over several data lines is serialised afresh.
-    const line = text !== undefined && !/[\r\n]/.test(text) ? text : JSON.stringify(message);
+    const line = dataLineOf(message, text);
     this.lastMessage = line;
     this.res.end(this.event(line));
   }
 
   /** An SSE `message` event, counted. */
-  private event(text: string): string {
+  protected event(text: string): string {
     const event = `event: message\ndata: ${text}\n\n`;
     this.bytes += Buffer.byteLength(event);
     return event;
@@ -84,5 +88,35 @@ export class ClientReply {
     if (this.finished) return;
     if (!this.streaming) this.startStream();
     this.res.end();
+  }
+}
+
+/**
+ * The reply of one request of a JSON-RPC batch: the batch's requests share one SSE stream, which the batch's
+ * handler opens and ends (post.ts). What comes before the answer and the answer itself are events on it; the
+ * answer leaves the stream open for the other requests.
+ */
+export class BatchMemberReply extends ClientReply {
+  private answered = false;
+
+  constructor(res: ServerResponse) {
+    super(res);
+    this.streaming = true;
+  }
+
+  override startStream(): void {}
+
+  override accepted(): void {}
+
+  override final(message: JsonRpcMessage, text?: string): void {
+    if (this.finished || this.answered) return;
+    this.answered = true;
+    const line = dataLineOf(message, text);
+    this.lastMessage = line;
+    this.res.write(this.event(line));
+  }
+
+  override end(): void {
+    this.answered = true;
   }
 }

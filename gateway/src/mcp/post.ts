@@ -6,7 +6,7 @@ import type { McpPrincipal } from '../oauth/resource-server';
 import { isoTimestamp, principalOf, targetOf } from './call-context';
 import { capUtf8 } from './call-payload';
 import type { McpCallEvent } from './call-record';
-import { ClientReply } from './client-reply';
+import { BatchMemberReply, ClientReply, STREAM_HEADERS } from './client-reply';
 import { endpointFor, type CallContext, type DataPlane } from './data-plane';
 import { forwardRequest } from './forward';
 import { McpHttpError, readBody } from './http-errors';
@@ -28,8 +28,8 @@ import { requireSession } from './session-check';
 import { postToUpstream } from './upstream-client';
 
 /**
- * POST /mcp/{slug}: one JSON-RPC message from the client (batches are not part of the current protocol). Requests
- * are answered with JSON or an SSE stream; notifications and answers to relayed questions with 202.
+ * POST /mcp/{slug}: one JSON-RPC message from the client, or a batch in a session of a protocol version that has
+ * them. Requests are answered with JSON or an SSE stream; notifications and answers to relayed questions with 202.
  */
 export async function handlePost(plane: DataPlane, req: IncomingMessage, res: ServerResponse, principal: McpPrincipal, readAt: number): Promise<void> {
   const started = process.hrtime.bigint();
@@ -40,7 +40,7 @@ export async function handlePost(plane: DataPlane, req: IncomingMessage, res: Se
   } catch {
     throw new McpHttpError(400, RPC.parseError, 'Parse error: the body is not JSON');
   }
-  if (Array.isArray(message)) throw new McpHttpError(400, RPC.invalidRequest, 'Invalid Request: JSON-RPC batches are not supported');
+  if (Array.isArray(message)) return handleBatch(plane, req, res, principal, readAt, message, started);
   const reply = new ClientReply(res);
 
   if (isRequest(message) && message.method === 'initialize') {
@@ -70,6 +70,41 @@ export async function handlePost(plane: DataPlane, req: IncomingMessage, res: Se
   if (!isRequest(message)) throw new McpHttpError(400, RPC.invalidRequest, 'Invalid Request: not a JSON-RPC 2.0 request, notification or response');
 
   await serveRequest(ctx, res, reply, message, started, body);
+}
+
+/** The last protocol version with JSON-RPC batches: 2025-06-18 removed them, and servers of earlier ones MUST accept them. */
+const LAST_VERSION_WITH_BATCHES = '2025-03-26';
+
+/**
+ * A JSON-RPC batch: each message is handled as if it were posted alone, its requests at the same time. Their answers,
+ * and whatever their upstreams send before them, share one SSE stream that ends with the last answer; a batch without
+ * requests is answered 202. Refused (400) in a session of a version without batches, and when empty, holding an
+ * `initialize` (never part of a batch) or anything but JSON-RPC messages.
+ */
+async function handleBatch(plane: DataPlane, req: IncomingMessage, res: ServerResponse, principal: McpPrincipal, readAt: number, messages: unknown[], started: bigint): Promise<void> {
+  const { key, session } = await requireSession(plane, req, principal);
+  if (session.protocolVersion > LAST_VERSION_WITH_BATCHES) {
+    throw new McpHttpError(400, RPC.invalidRequest, `Invalid Request: JSON-RPC batches are not part of protocol version ${session.protocolVersion}`);
+  }
+  if (messages.length === 0) throw new McpHttpError(400, RPC.invalidRequest, 'Invalid Request: an empty batch');
+  if (!messages.every((message) => isRequest(message) || isNotification(message) || isResponse(message))) {
+    throw new McpHttpError(400, RPC.invalidRequest, 'Invalid Request: a batch may hold only JSON-RPC 2.0 requests, notifications and responses');
+  }
+  if (messages.some((message) => isRequest(message) && message.method === 'initialize')) {
+    throw new McpHttpError(400, RPC.invalidRequest, 'Invalid Request: initialize cannot be part of a batch');
+  }
+  const resolved = await plane.exposures.get(principal.gateway.slug, readAt);
+  const ctx: CallContext = { plane, principal, resolved, session, sessionKey: key };
+  // In the order of a single POST of each: answers before the 202 (a wrong one is refused), notifications after it.
+  for (const message of messages) if (isResponse(message)) await answerRelayedQuestion(ctx, message);
+  const requests = messages.filter(isRequest);
+  if (requests.length === 0) res.writeHead(202).end();
+  for (const message of messages) if (isNotification(message)) await relayNotification(ctx, message);
+  if (requests.length === 0) return;
+  res.writeHead(200, STREAM_HEADERS);
+  res.flushHeaders();
+  await Promise.all(requests.map((request) => serveRequest(ctx, res, new BatchMemberReply(res), request, started, Buffer.from(JSON.stringify(request)))));
+  res.end();
 }
 
 async function serveRequest(ctx: CallContext, res: ServerResponse, reply: ClientReply, request: JsonRpcRequest, started: bigint, body: Buffer): Promise<void> {

@@ -1,0 +1,125 @@
+import {
+  eventually,
+  gatewayAccessToken,
+  gatewayUser,
+  publishedMcpServer,
+  setGatewayServers,
+  startMcpUpstream,
+  startTestPlatform,
+  unique,
+  type ApiClient,
+  type McpUpstream,
+  type TestPlatform,
+} from '@platform/test';
+
+/**
+ * JSON-RPC batches through `/mcp/{slug}` (docs/gateway.md): accepted in sessions of the protocol versions that have
+ * them (before 2025-06-18, where servers MUST accept them), refused in later ones. Raw HTTP: the SDK client sends no
+ * batches.
+ */
+describe('MCP gateway data plane: JSON-RPC batches', () => {
+  let platform: TestPlatform;
+  let upstream: McpUpstream;
+  let owner: ApiClient;
+  let token: string;
+  const teamSlug = unique('batch-team');
+  const gatewaySlug = unique('batch-gw');
+
+  beforeAll(async () => {
+    upstream = await startMcpUpstream({ name: 'delta' });
+    platform = await startTestPlatform({ env: { ALLOWED_INTERNAL_NETWORKS: '127.0.0.0/8', MCP_PUBLISH_POLICY: 'self_publish' } });
+    const user = await gatewayUser(platform, { email: `${unique('batch')}@example.test`, teamSlug, gatewaySlug });
+    owner = user.person.client;
+    const serverId = await publishedMcpServer(owner, teamSlug, { slug: 'delta', url: upstream.url });
+    await setGatewayServers(owner, teamSlug, gatewaySlug, [{ serverId }]);
+    token = await gatewayAccessToken(platform, owner.cookieHeader(), gatewaySlug);
+  }, 120_000);
+
+  afterAll(async () => {
+    await platform?.stop();
+    await upstream?.close();
+  });
+
+  const post = (body: unknown, session?: string, protocolVersion?: string) =>
+    fetch(platform.url(`/mcp/${gatewaySlug}`), {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        ...(session ? { 'mcp-session-id': session } : {}),
+        ...(protocolVersion ? { 'mcp-protocol-version': protocolVersion } : {}),
+      },
+      body: JSON.stringify(body),
+    });
+
+  async function sessionOf(protocolVersion: string): Promise<string> {
+    const initialized = await post({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion, capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+    expect(initialized.status).toBe(200);
+    expect(((await initialized.json()) as { result: { protocolVersion: string } }).result.protocolVersion).toBe(protocolVersion);
+    const session = initialized.headers.get('mcp-session-id')!;
+    expect((await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, session, protocolVersion)).status).toBe(202);
+    return session;
+  }
+
+  /** The JSON-RPC messages of an SSE body. */
+  const messagesOf = (body: string) =>
+    body
+      .split('\n')
+      .filter((line) => line.startsWith('data: '))
+      .map((line) => JSON.parse(line.slice('data: '.length)) as { id?: number; result?: Record<string, unknown>; error?: { code: number } });
+
+  it('answers the requests of a 2025-03-26 batch on one stream, each by its id, and records each', async () => {
+    const session = await sessionOf('2025-03-26');
+    const response = await post(
+      [
+        { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'delta__echo', arguments: { text: 'one' } } },
+        { jsonrpc: '2.0', method: 'notifications/roots/list_changed' },
+        { jsonrpc: '2.0', id: 2, method: 'ping' },
+        { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'delta__nothing', arguments: {} } },
+      ],
+      session,
+      '2025-03-26',
+    );
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toContain('text/event-stream');
+    const answers = messagesOf(await response.text());
+    expect(answers.map((answer) => answer.id).sort()).toEqual([1, 2, 3]);
+    const byId = new Map(answers.map((answer) => [answer.id, answer]));
+    expect(byId.get(1)!.result).toMatchObject({ content: [{ type: 'text', text: 'delta: one' }] });
+    expect(byId.get(2)!.result).toEqual({});
+    expect(byId.get(3)!.error).toMatchObject({ code: -32602 });
+
+    const recorded = await eventually(async () => {
+      const calls = (await owner.get(`/v1/teams/${teamSlug}/calls?limit=100`)).body.data as { method: string; exposedName: string; outcome: string }[];
+      return calls.filter((call) => call.exposedName === 'delta__echo' || call.exposedName === 'delta__nothing' || call.method === 'ping');
+    }, (calls) => calls.length === 3);
+    expect(recorded.map((call) => `${call.method} ${call.exposedName} ${call.outcome}`).sort()).toEqual([
+      'ping  ok',
+      'tools/call delta__echo ok',
+      'tools/call delta__nothing refused',
+    ]);
+  });
+
+  it('answers a batch of notifications alone with 202', async () => {
+    const session = await sessionOf('2025-03-26');
+    const response = await post([{ jsonrpc: '2.0', method: 'notifications/roots/list_changed' }], session, '2025-03-26');
+    expect(response.status).toBe(202);
+  });
+
+  it('refuses an empty batch, one holding initialize, and any batch in a session of a later version', async () => {
+    const old = await sessionOf('2025-03-26');
+    const refusal = async (response: Response) => ({ status: response.status, body: (await response.json()) as { error: { code: number; message: string } } });
+
+    const empty = await refusal(await post([], old, '2025-03-26'));
+    expect(empty).toMatchObject({ status: 400, body: { error: { code: -32600, message: expect.stringContaining('empty batch') } } });
+    const withInitialize = await refusal(
+      await post([{ jsonrpc: '2.0', id: 9, method: 'initialize', params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }], old, '2025-03-26'),
+    );
+    expect(withInitialize).toMatchObject({ status: 400, body: { error: { code: -32600, message: expect.stringContaining('initialize cannot be part of a batch') } } });
+
+    const current = await sessionOf('2025-06-18');
+    const later = await refusal(await post([{ jsonrpc: '2.0', id: 1, method: 'ping' }], current, '2025-06-18'));
+    expect(later).toMatchObject({ status: 400, body: { error: { code: -32600, message: expect.stringContaining('batches are not part of protocol version 2025-06-18') } } });
+  });
+});

@@ -101,22 +101,25 @@ async function codeFrom(response: Response, redirect = REDIRECT): Promise<string
 }
 
 /** Runs authorize → consent (Allow) → token for alice on a gateway; returns the tokens. */
-async function connect(slug: string): Promise<{ access_token: string; refresh_token: string }> {
+async function connect(slug: string, clientId = dynamicClientId): Promise<{ access_token: string; refresh_token: string }> {
   const { verifier, challenge } = pkcePair();
-  const page = await authorize(authorizeParams({ code_challenge: challenge, resource: `${appUrl}/mcp/${slug}` }), alice.client.cookieHeader());
-  let code: string;
-  if (page.status === 200) {
-    const allowed = await consentPost({ ...formFields(await page.text()), decision: 'allow' }, alice.client.cookieHeader());
-    expect(allowed.status).toBe(303);
-    code = redirectParams(allowed).get('code')!;
-  } else {
-    expect(page.status).toBe(302);
-    code = redirectParams(page).get('code')!;
-  }
-  const tokens = await exchange(code, verifier);
+  const page = await authorize(authorizeParams({ client_id: clientId, code_challenge: challenge, resource: `${appUrl}/mcp/${slug}` }), alice.client.cookieHeader());
+  const tokens = await exchange(await codeFrom(page), verifier, clientId);
   expect(tokens.status).toBe(200);
   return json(tokens);
 }
+
+/** A new dynamic registration with the test's redirect URI, so a test starts with nothing remembered for it. */
+async function registerClient(name: string): Promise<string> {
+  const registered = await fetchManual(platform.url('/oauth/register'), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ client_name: name, redirect_uris: [REDIRECT] }),
+  });
+  expect(registered.status).toBe(201);
+  return (await json(registered)).client_id;
+}
+
 
 describe('discovery', () => {
   it('serves the authorization server metadata exactly, issuer byte for byte, no scopes', async () => {
@@ -471,6 +474,24 @@ describe('/mcp/{slug} resource-server check', () => {
     for (const c of listed.body.data) expect((await alice.client.delete(`/v1/me/connections/${c.id}`)).status).toBe(204);
     const after = await fetch(platform.url('/mcp/g1'), { method: 'POST', headers: { authorization: `Bearer ${tokens.access_token}` } });
     expect(after.status).toBe(401);
+  });
+
+  it.each([
+    ['the person', (connectionId: string) => alice.client.delete(`/v1/me/connections/${connectionId}`)],
+    ['a platform admin', (connectionId: string) => admin.delete(`/v1/admin/people/${alice.id}/connections/${connectionId}`)],
+  ])('disconnected by %s, an app must ask for consent again', async (_who, disconnect) => {
+    const clientId = await registerClient('Reconnecting App');
+    const resource = `${appUrl}/mcp/g2`;
+    await connect('g2', clientId);
+    // Consent is remembered while connected: a code at once.
+    expect((await authorize(authorizeParams({ client_id: clientId, resource }), alice.client.cookieHeader())).status).toBe(302);
+    const listed = await alice.client.get('/v1/me/connections');
+    const connection = listed.body.data.find((c: { clientId: string }) => c.clientId === clientId);
+    expect((await disconnect(connection.id)).status).toBe(204);
+
+    const again = await authorize(authorizeParams({ client_id: clientId, resource }), alice.client.cookieHeader());
+    expect(again.status).toBe(200);
+    expect(await again.text()).toMatch(/value="allow"/);
   });
 
   it('404 once the person is removed from the gateway team', async () => {

@@ -86,3 +86,8 @@ export async function rememberConsent(db: Queryable, personId: string, clientId:
     [personId, clientId, gatewayId],
   );
 }
+
+/** Forgets a remembered consent (a disconnected app must ask again). */
+export async function forgetConsent(db: Queryable, personId: string, clientId: string, gatewayId: string): Promise<void> {
+  await db.query('DELETE FROM identity.oauth_consents WHERE person_id = $1 AND client_id = $2 AND gateway_id = $3', [personId, clientId, gatewayId]);
+}

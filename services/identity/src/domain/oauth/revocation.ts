@@ -6,6 +6,7 @@ import type {
 } from '@platform/proto/gen/platform/identity/v1/oauth';
 import { AppError, auditContext } from '@platform/runtime';
 import type { IdentityDeps } from '../../deps';
+import { forgetConsent } from '../../store/oauth-clients-store';
 import { findPersonById } from '../../store/people-store';
 import { findActiveConnectionOf, findPresentedToken, revokeConnectionAndTokens, revokeOneToken } from '../../store/oauth-grants-store';
 import { anonymousActor, gatewayParent, personActor, viaClient, writeOAuthAudit } from './audit';
@@ -44,7 +45,9 @@ export async function revokeToken(deps: IdentityDeps, request: RevokeTokenReques
 
 /**
  * A person disconnects an app (or a platform admin does it for them, from the person's page): the connection
- * and all its tokens end. 404 unless it is the person's own, not yet revoked connection.
+ * and all its tokens end, and the consent remembered for that client at that gateway is forgotten in the same
+ * transaction, so the app cannot reconnect silently: its next authorization shows the consent page again.
+ * 404 unless it is the person's own, not yet revoked connection.
  */
 export async function revokeConnection(deps: IdentityDeps, request: RevokeConnectionRequest): Promise<RevokeConnectionResponse> {
   if (!UUID.test(request.personId) || !UUID.test(request.connectionId)) throw AppError.notFound('Connection');
@@ -53,6 +56,7 @@ export async function revokeConnection(deps: IdentityDeps, request: RevokeConnec
     if (!connection) throw AppError.notFound('Connection');
     const revoked = await revokeConnectionAndTokens(tx, connection.id);
     if (!revoked) throw AppError.notFound('Connection');
+    await forgetConsent(tx, connection.person_id, connection.client_id, connection.gateway_id);
     const actorId = request.context?.actor?.userId ?? '';
     await writeOAuthAudit(tx, {
       ...auditContext(request.context),

@@ -1,10 +1,9 @@
 import { z } from 'zod';
+import { MAX_TRUSTED_CLIENTS } from '@platform/runtime';
 import { requestContextOf } from '../auth/caller';
 import type { EdgeDeps } from '../edge-deps';
 import { presentTrustedClients, trustedClientsSchema } from '../presenters/connection';
 import { defineRoute, type AnyRouteDefinition } from '../route';
-
-const MAX_TRUSTED_CLIENTS = 200;
 
 /** A client metadata document URL: https, at most 2048 characters (identity checks the rest). */
 const clientMetadataUrl = z
@@ -43,7 +42,7 @@ export function trustedClientRoutes(deps: EdgeDeps): AnyRouteDefinition[] {
       request: { body: z.object({ clientIds: z.array(clientMetadataUrl).max(MAX_TRUSTED_CLIENTS) }) },
       responses: {
         200: { description: 'The trusted clients after the change', schema: trustedClientsSchema },
-        400: { description: 'A client id that is not an https URL' },
+        400: { description: `A client id that is not an https URL, or more than ${MAX_TRUSTED_CLIENTS} of them` },
       },
       handler: async (ctx) => ({
         data: presentTrustedClients(await identity().setTrustedClients({ context: requestContextOf(ctx), clientIds: ctx.body.clientIds })),

@@ -341,6 +341,17 @@ describe('authorize: sign-in, consent and codes', () => {
     expect((await exchange(code, verifier, trustedClientId)).status).toBe(200);
     expect((await admin.put('/v1/admin/oauth/trusted-clients', { clientIds: ['svccl_x'] })).status).toBe(400);
   });
+
+  it('the trusted list holds up to 200 clients, the edge and identity agreeing', async () => {
+    const urls = (count: number) => Array.from({ length: count }, (_, i) => `https://trusted.example/c${String(i).padStart(3, '0')}.json`);
+    const set = await admin.put('/v1/admin/oauth/trusted-clients', { clientIds: urls(150) });
+    expect(set.status).toBe(200);
+    expect(set.body.data.clientIds).toHaveLength(150);
+    expect((await admin.put('/v1/admin/oauth/trusted-clients', { clientIds: urls(200) })).status).toBe(200);
+    expect((await admin.put('/v1/admin/oauth/trusted-clients', { clientIds: urls(201) })).status).toBe(400);
+    expect((await admin.get('/v1/admin/oauth/trusted-clients')).body.data.clientIds).toEqual(urls(200));
+    expect((await admin.put('/v1/admin/oauth/trusted-clients', { clientIds: [] })).status).toBe(200);
+  });
 });
 
 describe('token, register and revoke endpoints', () => {

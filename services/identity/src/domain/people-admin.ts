@@ -7,7 +7,7 @@ import type {
   Person,
   UpdatePersonRequest,
 } from '@platform/proto/gen/platform/identity/v1/identity';
-import { AppError, auditContext, TOPICS, writeEvent, type Transaction } from '@platform/runtime';
+import { AppError, auditContext, decodeCursor, encodeCursor, TOPICS, writeEvent, type Transaction } from '@platform/runtime';
 import { recordAudit } from './audit';
 import { PLATFORM_TEAM_ID, SCHEMA, type IdentityDeps } from '../deps';
 import { platformRoleName, toPerson, type PersonRow } from '../store/mappers';
@@ -36,16 +36,16 @@ export async function createPersonByAdmin(deps: IdentityDeps, request: CreatePer
   return toPerson(row);
 }
 
-/** The opaque cursor of the people list: the last lower-cased email of the previous page. */
+/**
+ * The opaque cursor of the people list: the last lower-cased email of the previous page. Read by the runtime's
+ * cursor reader, which also refuses what PostgreSQL could not compare (a NUL).
+ */
 function decodePeopleCursor(cursor: string): string | null {
   if (!cursor) return null;
-  try {
-    const value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
-    if (value && typeof value === 'object' && typeof (value as { e?: unknown }).e === 'string') return (value as { e: string }).e;
-  } catch {
-    // fall through to the error below
-  }
-  throw AppError.invalid('The cursor is malformed; start again from the first page', [{ field: 'cursor', problem: 'malformed cursor' }]);
+  return decodeCursor(cursor, (value) => {
+    const email = (value as { e?: unknown } | null)?.e;
+    return typeof email === 'string' ? email : null;
+  });
 }
 
 export async function listPeople(deps: IdentityDeps, request: ListPeopleRequest): Promise<ListPeopleResponse> {
@@ -53,7 +53,7 @@ export async function listPeople(deps: IdentityDeps, request: ListPeopleRequest)
   const rows = await listPeopleRows(deps.db, { afterEmail: decodePeopleCursor(request.page?.cursor ?? ''), limit, query: request.query.trim() });
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
-  const nextCursor = rows.length > limit && last ? Buffer.from(JSON.stringify({ e: last.email.toLowerCase() })).toString('base64url') : '';
+  const nextCursor = rows.length > limit && last ? encodeCursor({ e: last.email.toLowerCase() }) : '';
   return { people: page.map(toPerson), page: { nextCursor } };
 }
 

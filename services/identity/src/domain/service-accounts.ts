@@ -9,7 +9,7 @@ import type {
   UpdateServiceAccountRequest,
 } from '@platform/proto/gen/platform/identity/v1/identity';
 import { TeamRole } from '@platform/proto/gen/platform/identity/v1/identity';
-import { AppError, auditContext, type FieldError, type Queryable } from '@platform/runtime';
+import { AppError, auditContext, malformedCursor, type FieldError, type Queryable } from '@platform/runtime';
 import { recordAudit } from './audit';
 import type { IdentityDeps } from '../deps';
 import { pageOf, pagePosition } from '../store/api-keys-store';
@@ -107,9 +107,7 @@ export async function createServiceAccount(deps: IdentityDeps, request: CreateSe
 
 export async function listServiceAccounts(deps: IdentityDeps, request: ListServiceAccountsRequest): Promise<ListServiceAccountsResponse> {
   const page = pagePosition(request.page);
-  if (page.after && !UUID.test(page.after.id)) {
-    throw AppError.invalid('The cursor is malformed; start again from the first page', [{ field: 'cursor', problem: 'malformed cursor' }]);
-  }
+  if (page.after && !UUID.test(page.after.id)) throw malformedCursor();
   const result = pageOf(await selectServiceAccounts(deps.db, request.teamId, page), page);
   return { serviceAccounts: result.rows.map(toServiceAccount), page: { nextCursor: result.nextCursor } };
 }

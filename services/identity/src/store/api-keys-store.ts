@@ -1,6 +1,6 @@
 import type { ApiKey } from '@platform/proto/gen/platform/identity/v1/identity';
 import { ApiKeyKind } from '@platform/proto/gen/platform/identity/v1/identity';
-import { decodeCursor, encodeCursor, type Queryable } from '@platform/runtime';
+import { decodeCursor, encodeCursor, isCursorTimestamp, type Queryable } from '@platform/runtime';
 import { iso } from './mappers';
 
 /** An API key as read back: never its digest (the digest is written once and only read by authentication). */
@@ -149,16 +149,17 @@ export interface PagePosition {
 }
 
 const DEFAULT_PAGE_SIZE = 50;
-/** Postgres' ISO text form of a timestamptz, as `created_at::text` prints it. */
-const TIMESTAMP_TEXT = /^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:\.\d{1,6})?(?:Z|[+-]\d{2}(?::?\d{2})?)?$/;
 const MAX_PAGE_SIZE = 200;
 
-/** Reads a PageRequest; a cursor this store did not make is a 400 naming `cursor`. */
+/**
+ * Reads a PageRequest; a cursor this store did not make is a 400 naming `cursor`. The position is cast to a
+ * timestamptz, so it must be an instant PostgreSQL reads (isCursorTimestamp), not merely shaped like one.
+ */
 export function pagePosition(page: { pageSize: number; cursor: string } | undefined): PagePosition {
   const limit = Math.min(Math.max(page?.pageSize || DEFAULT_PAGE_SIZE, 1), MAX_PAGE_SIZE);
   if (!page?.cursor) return { limit };
   const after = decodeCursor(page.cursor, (value) =>
-    Array.isArray(value) && value.length === 2 && typeof value[0] === 'string' && typeof value[1] === 'string' && TIMESTAMP_TEXT.test(value[0])
+    Array.isArray(value) && value.length === 2 && typeof value[0] === 'string' && typeof value[1] === 'string' && isCursorTimestamp(value[0])
       ? { position: value[0], id: value[1] }
       : null,
   );

@@ -20,4 +20,4 @@ export const MAX_CLIENT_NAME = 200;
 export const MAX_REDIRECT_URIS = 20;
 export const MAX_URI_LENGTH = 2048;
 export const MAX_REGISTRATION_BYTES = 64 * 1024;
-export const MAX_TRUSTED_CLIENTS = 100;
+// MAX_TRUSTED_CLIENTS is in @platform/runtime: the edge checks the same limit.

@@ -1,9 +1,8 @@
 import type { ListTrustedClientsResponse, SetTrustedClientsRequest } from '@platform/proto/gen/platform/identity/v1/oauth';
-import { AppError, auditContext, type FieldError } from '@platform/runtime';
+import { AppError, auditContext, MAX_TRUSTED_CLIENTS, type FieldError } from '@platform/runtime';
 import type { IdentityDeps } from '../../deps';
 import { listTrustedClientIds, replaceTrustedClients } from '../../store/oauth-clients-store';
 import { writeOAuthAudit } from './audit';
-import { MAX_TRUSTED_CLIENTS } from './limits';
 import { clientIdUrlProblem } from './validation';
 
 export async function listTrustedClients(deps: IdentityDeps): Promise<ListTrustedClientsResponse> {
@@ -12,7 +11,8 @@ export async function listTrustedClients(deps: IdentityDeps): Promise<ListTruste
 
 /**
  * Replaces the platform admins' list of trusted clients: client metadata document URLs only (a dynamically
- * registered client can never be trusted), at most 100. Audited with the list before and after.
+ * registered client can never be trusted), at most MAX_TRUSTED_CLIENTS (200; the edge refuses more with the same
+ * constant). Audited with the list before and after.
  */
 export async function setTrustedClients(deps: IdentityDeps, request: SetTrustedClientsRequest): Promise<ListTrustedClientsResponse> {
   const problems: FieldError[] = [];

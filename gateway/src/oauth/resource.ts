@@ -1,3 +1,4 @@
+import { canonicalResourceUrl } from '@platform/runtime';
 import { isSlug } from '../slug';
 
 /** The resource identifier (RFC 8707) of a gateway: `{APP_URL}/mcp/{slug}`. */
@@ -13,31 +14,13 @@ export function protectedResourceMetadataUrl(appUrl: string, slug: string): stri
 }
 
 /**
- * A URL in canonical form for comparison: scheme and host lowercased and the default port dropped (the WHATWG
- * parser does both), no query, no fragment, path kept exactly. Null when it is not an absolute http(s) URL or
- * carries a query, fragment or credentials (a resource indicator must not, RFC 8707 §2).
- */
-export function canonicalUrl(value: string): string | null {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    return null;
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') return null;
-  if (url.username || url.password || url.search || url.hash || value.includes('#') || value.includes('?')) return null;
-  // The path is compared exactly: one the parser had to normalise (dot segments, escapes) is not the same path.
-  if (!value.endsWith(url.pathname)) return null;
-  return `${url.protocol}//${url.host}${url.pathname}`;
-}
-
-/**
  * The gateway slug a `resource` parameter names, when it equals `{APP_URL}/mcp/{slug}` after canonicalisation
- * with a well-formed slug; null otherwise (→ invalid_target).
+ * with a well-formed slug; null otherwise (→ invalid_target). Identity compares the token request's `resource`
+ * in the same canonical form, so a value accepted here is accepted there.
  */
 export function slugOfResource(appUrl: string, resource: string): string | null {
-  const canonical = canonicalUrl(resource);
-  const base = canonicalUrl(`${appUrl}/mcp/`);
+  const canonical = canonicalResourceUrl(resource);
+  const base = canonicalResourceUrl(`${appUrl}/mcp/`);
   if (!canonical || !base || !canonical.startsWith(base)) return null;
   const slug = canonical.slice(base.length);
   return isSlug(slug) ? slug : null;

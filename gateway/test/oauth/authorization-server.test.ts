@@ -408,6 +408,23 @@ describe('token, register and revoke endpoints', () => {
     expect((await json(badCode)).error).toBe('invalid_grant');
   });
 
+  it('token: resource is compared as authorize compared it, at the code exchange and at refresh (RFC 8707 §2)', async () => {
+    // Authorize accepts the gateway's resource with the scheme and host in another case; so must the token requests.
+    const app = new URL(appUrl);
+    const resource = `${app.protocol.toUpperCase()}//${app.host.toUpperCase()}/mcp/g1`;
+    const { verifier, challenge } = pkcePair();
+    const code = await codeFrom(await authorize(authorizeParams({ code_challenge: challenge, resource }), alice.client.cookieHeader()));
+    const common = { client_id: dynamicClientId, resource };
+    const tokens = await fetchManual(platform.url('/oauth/token'), form({ ...common, grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: verifier }));
+    expect(tokens.status).toBe(200);
+    const { refresh_token } = await json(tokens);
+    const refreshed = await fetchManual(platform.url('/oauth/token'), form({ ...common, grant_type: 'refresh_token', refresh_token }));
+    expect(refreshed.status).toBe(200);
+    // Another gateway is still another resource.
+    const elsewhere = await fetchManual(platform.url('/oauth/token'), form({ ...common, grant_type: 'refresh_token', refresh_token: (await json(refreshed)).refresh_token, resource: `${appUrl}/mcp/g2` }));
+    expect((await json(elsewhere)).error).toBe('invalid_target');
+  });
+
   it('register: 201 echoing redirect_uris, 400 with an RFC 7591 error', async () => {
     const ok = await fetch(platform.url('/oauth/register'), {
       method: 'POST',

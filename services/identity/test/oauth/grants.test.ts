@@ -319,6 +319,24 @@ describeWith('postgres', 'OAuth grants (identity service)', () => {
       expect((await exchange(grant)).error?.error).toBe('invalid_grant');
     });
 
+    it('compares resource in the canonical form the edge used at authorize: case, default port (RFC 8707 §2)', async () => {
+      for (const [bound, sent] of [
+        ['https://gw.example', 'HTTPS://GW.Example:443'],
+        ['http://gw.example', 'http://gw.example:80'],
+      ] as const) {
+        const slug = `gw-${randomUUID().slice(0, 8)}`;
+        const grant = await authorize({ gw: { id: randomUUID(), slug, resource: `${bound}/mcp/${slug}` } });
+        expect((await exchange(grant, { resource: `${sent}/mcp/${slug}/` })).error?.error).toBe('invalid_target');
+        expect((await exchange(grant, { resource: `${sent}/mcp/${slug}?x=1` })).error?.error).toBe('invalid_target');
+        expect((await exchange(grant, { resource: `${sent.replace(/gw\./i, 'other.')}/mcp/${slug}` })).error?.error).toBe('invalid_target');
+        const tokens = await exchange(grant, { resource: `${sent}/mcp/${slug}` });
+        expect(tokens.error).toBeUndefined();
+        const next = await refresh(tokens.refreshToken, grant.clientId, `${sent}/mcp/${slug}`);
+        expect(next.error).toBeUndefined();
+        expect((await refresh(next.refreshToken, grant.clientId, `${sent}/mcp/other`)).error?.error).toBe('invalid_target');
+      }
+    });
+
     it('refuses a wrong verifier, redirect URI, client or resource without burning the code', async () => {
       const grant = await authorize();
       expect((await exchange(grant, { codeVerifier: pkcePair().verifier })).error?.error).toBe('invalid_grant');

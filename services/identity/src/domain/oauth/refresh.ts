@@ -1,5 +1,5 @@
 import type { RefreshTokenRequest, TokenResponse } from '@platform/proto/gen/platform/identity/v1/oauth';
-import { authChangeCommitted, StatementBatcher, type Transaction } from '@platform/runtime';
+import { authChangeCommitted, sameResource, StatementBatcher, type Transaction } from '@platform/runtime';
 import type { IdentityDeps } from '../../deps';
 import {
   claimAndRotate,
@@ -154,7 +154,8 @@ async function refreshCarefully(deps: IdentityDeps, digest: string, request: Ref
 function refusal(row: RefreshContextRow, request: RefreshTokenRequest): OAuthRefusal | null {
   if (row.client_id !== request.clientId) return new OAuthRefusal('invalid_grant', 'The refresh token was issued to another client.');
   if (row.connection_revoked || row.person_status !== 'active') return new OAuthRefusal('invalid_grant', INVALID);
-  if (request.resource && request.resource !== row.resource) return new OAuthRefusal('invalid_target', 'resource does not match the grant.');
+  // In the canonical form the authorize request was compared in (RFC 8707 §2), as at the code exchange.
+  if (request.resource && !sameResource(request.resource, row.resource)) return new OAuthRefusal('invalid_target', 'resource does not match the grant.');
   return null;
 }
 

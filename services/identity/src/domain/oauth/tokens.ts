@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ExchangeCodeRequest, TokenResponse } from '@platform/proto/gen/platform/identity/v1/oauth';
+import { sameResource } from '@platform/runtime';
 import type { IdentityDeps } from '../../deps';
 import { claimCode, findUsedCode, insertConnectionWithTokens, revokeConnectionAndTokens } from '../../store/oauth-grants-store';
 import { anonymousActor, gatewayParent, personActor, viaClient, writeOAuthAudit } from './audit';
@@ -51,7 +52,10 @@ export async function exchangeCode(deps: IdentityDeps, request: ExchangeCodeRequ
         throw new OAuthRefusal('invalid_grant', 'redirect_uri does not match the authorization request.');
       }
       if (!pkceMatches(request.codeVerifier, code.code_challenge)) throw new OAuthRefusal('invalid_grant', 'code_verifier does not match the code challenge.');
-      if (request.resource && request.resource !== code.resource) throw new OAuthRefusal('invalid_target', 'resource does not match the authorization request.');
+      // Compared as the edge compared it at authorize (RFC 8707 §2): http://HOST:80/mcp/x names http://host/mcp/x.
+      if (request.resource && !sameResource(request.resource, code.resource)) {
+        throw new OAuthRefusal('invalid_target', 'resource does not match the authorization request.');
+      }
       if (code.person_status !== 'active') throw new OAuthRefusal('invalid_grant', 'The authorization is no longer valid.');
 
       const pair = newTokenPair(deps, 1);

@@ -83,24 +83,37 @@ function answerServiceFailure(deps: EdgeDeps, endpoint: OAuthEndpoint, res: Serv
   sendOAuthError(res, 'server_error', 'Internal error', { status: 500 });
 }
 
+/** An authentication scheme as RFC 9110 §11.1 spells it (a token); longer ones are not worth echoing. */
+const AUTH_SCHEME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,64}$/;
+/** Schemes named in their usual spelling (schemes are case-insensitive); any other is echoed as sent. */
+const KNOWN_SCHEMES = ['Basic', 'Bearer'];
+
+/** The challenge naming the scheme an Authorization header used, or null when it names no well-formed scheme. */
+function challengeFor(header: string): string | null {
+  const scheme = header.trim().split(/[ \t]+/)[0] ?? '';
+  if (!AUTH_SCHEME.test(scheme)) return null;
+  const known = KNOWN_SCHEMES.find((name) => name.toLowerCase() === scheme.toLowerCase());
+  return `${known ?? scheme} realm="oauth"`;
+}
+
+const PUBLIC_CLIENTS_ONLY = 'Client authentication is not supported: this server has public clients only (token_endpoint_auth_method none)';
+
 /**
- * Public clients only (`token_endpoint_auth_method` none): a client that tries to authenticate, with HTTP Basic
- * or a client secret or assertion, is refused with invalid_client (RFC 6749 §5.2: 401, and `WWW-Authenticate`
- * when it used the Authorization header). True when the response was sent.
+ * Public clients only (`token_endpoint_auth_method` none): a client that tries to authenticate is refused with
+ * invalid_client (RFC 6749 §5.2). With the Authorization header, the answer MUST be 401 with a `WWW-Authenticate`
+ * challenge matching the scheme the client used; a header naming no well-formed scheme has nothing to match and,
+ * like credentials in the body (client_secret, client_assertion), gets 400, which §5.2 allows there (a 401 would
+ * need a challenge, and there is no scheme this server accepts to name). True when the response was sent.
  */
 export function refusedClientAuthentication(req: IncomingMessage, res: ServerResponse, params: ReadonlyMap<string, string>): boolean {
   const header = req.headers.authorization;
   if (header !== undefined) {
-    const scheme = header.trim().split(/\s+/)[0] ?? '';
-    const challenge = /^basic$/i.test(scheme) ? 'Basic realm="oauth"' : undefined;
-    sendOAuthError(res, 'invalid_client', 'Client authentication is not supported: this server has public clients only (token_endpoint_auth_method none)', {
-      status: 401,
-      ...(challenge ? { headers: { 'WWW-Authenticate': challenge } } : {}),
-    });
+    const challenge = challengeFor(header);
+    sendOAuthError(res, 'invalid_client', PUBLIC_CLIENTS_ONLY, challenge ? { status: 401, headers: { 'WWW-Authenticate': challenge } } : { status: 400 });
     return true;
   }
   if (params.has('client_secret') || params.has('client_assertion') || params.has('client_assertion_type')) {
-    sendOAuthError(res, 'invalid_client', 'Client authentication is not supported: this server has public clients only (token_endpoint_auth_method none)', { status: 401 });
+    sendOAuthError(res, 'invalid_client', PUBLIC_CLIENTS_ONLY, { status: 400 });
     return true;
   }
   return false;

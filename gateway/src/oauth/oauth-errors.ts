@@ -2,8 +2,9 @@ import type { ServerResponse } from 'node:http';
 import { sendNoStoreJson } from './no-store';
 
 /**
- * An OAuth error in RFC 6749 §5.2's JSON shape: `{error, error_description}`. `invalid_client` is 401 (§5.2),
- * everything else the given status (400 by default). The description never carries a token.
+ * An OAuth error in RFC 6749 §5.2's JSON shape: `{error, error_description}`, with the given status (400 by
+ * default, `invalid_client` too: a 401 must carry a `WWW-Authenticate` challenge, so its caller sets both, see
+ * `refusedClientAuthentication`). The description never carries a token.
  */
 export function sendOAuthError(
   res: ServerResponse,
@@ -11,6 +12,5 @@ export function sendOAuthError(
   description: string,
   options: { status?: number; headers?: Record<string, string> } = {},
 ): void {
-  const status = options.status ?? (error === 'invalid_client' ? 401 : 400);
-  sendNoStoreJson(res, status, JSON.stringify({ error, error_description: description }), options.headers);
+  sendNoStoreJson(res, options.status ?? 400, JSON.stringify({ error, error_description: description }), options.headers);
 }

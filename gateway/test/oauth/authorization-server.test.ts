@@ -379,16 +379,9 @@ describe('token, register and revoke endpoints', () => {
     expect(jsonBody.status).toBe(400);
     expect((await json(jsonBody)).error).toBe('invalid_request');
 
-    const basic = await fetch(platform.url('/oauth/token'), {
-      ...form({ grant_type: 'refresh_token', refresh_token: 'x', client_id: dynamicClientId }),
-      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from('a:b').toString('base64')}` },
-    });
-    expect(basic.status).toBe(401);
-    expect(basic.headers.get('www-authenticate')).toMatch(/^Basic/);
-    expect((await json(basic)).error).toBe('invalid_client');
-
     const secret = await fetch(platform.url('/oauth/token'), form({ grant_type: 'refresh_token', refresh_token: 'x', client_id: dynamicClientId, client_secret: 's' }));
-    expect(secret.status).toBe(401);
+    expect(secret.status).toBe(400);
+    expect((await json(secret)).error).toBe('invalid_client');
 
     const password = await fetch(platform.url('/oauth/token'), form({ grant_type: 'password', username: 'a', password: 'b' }));
     expect(password.status).toBe(400);
@@ -423,6 +416,36 @@ describe('token, register and revoke endpoints', () => {
     // Another gateway is still another resource.
     const elsewhere = await fetchManual(platform.url('/oauth/token'), form({ ...common, grant_type: 'refresh_token', refresh_token: (await json(refreshed)).refresh_token, resource: `${appUrl}/mcp/g2` }));
     expect((await json(elsewhere)).error).toBe('invalid_target');
+  });
+
+  // RFC 6749 §5.2: client authentication through the Authorization header is answered 401 with a challenge naming
+  // the scheme the client used; credentials in the body (or a header naming no scheme) get 400, which §5.2 allows.
+  it.each([
+    ['/oauth/token', { grant_type: 'refresh_token', refresh_token: 'x' }],
+    ['/oauth/revoke', { token: 'svcrt_x' }],
+  ])('%s refuses client authentication with invalid_client, a 401 always carrying a matching challenge', async (path, params) => {
+    const withAuthorization = (authorization: string) =>
+      fetch(platform.url(path), { ...form({ ...params, client_id: dynamicClientId }), headers: { 'content-type': 'application/x-www-form-urlencoded', authorization } });
+    for (const [authorization, challenge] of [
+      [`Basic ${Buffer.from('a:b').toString('base64')}`, 'Basic realm="oauth"'],
+      ['bearer x', 'Bearer realm="oauth"'],
+      ['Bearer x', 'Bearer realm="oauth"'],
+      ['DPoP x', 'DPoP realm="oauth"'],
+    ]) {
+      const response = await withAuthorization(authorization!);
+      expect(response.status).toBe(401);
+      expect(response.headers.get('www-authenticate')).toBe(challenge);
+      expect((await json(response)).error).toBe('invalid_client');
+    }
+    const noScheme = await withAuthorization('"quoted" x');
+    expect(noScheme.status).toBe(400);
+    expect((await json(noScheme)).error).toBe('invalid_client');
+    for (const credential of [{ client_secret: 's' }, { client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer', client_assertion: 'x.y.z' }]) {
+      const inBody = await fetch(platform.url(path), form({ ...params, client_id: dynamicClientId, ...credential }));
+      expect(inBody.status).toBe(400);
+      expect(inBody.headers.get('www-authenticate')).toBeNull();
+      expect((await json(inBody)).error).toBe('invalid_client');
+    }
   });
 
   it('register: 201 echoing redirect_uris, 400 with an RFC 7591 error', async () => {

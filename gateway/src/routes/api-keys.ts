@@ -10,6 +10,7 @@ import { API_KEY_SCOPES, apiKeySchema, createdApiKeySchema, presentApiKey } from
 import { uuid } from '../presenters/common';
 import { defineRoute, type AnyRouteDefinition } from '../route';
 import { teamParam } from '../team-ref';
+import { timestampSchema } from '../validation/text';
 
 const TEAM_MEMBERS = ['owner', 'admin', 'editor', 'member'] as const;
 const PLATFORM_STAFF = ['admin', 'auditor', 'staff'] as const;
@@ -21,7 +22,10 @@ export const newKeyFields = {
     .array(z.enum(API_KEY_SCOPES))
     .min(1)
     .meta({ description: 'At least one, no repeats. A personal key may carry only what its person\'s role allows: member query; editor query, ingest; admin and owner all.' }),
-  expiresAt: z.iso.datetime({ offset: true }).optional().meta({ description: 'Must be in the future; without it the key does not expire.' }),
+  // Years 0001 to 9999 in UTC (timestampSchema): an instant past 9999 in UTC would fail the insert as a 500.
+  expiresAt: timestampSchema()
+    .optional()
+    .meta({ description: 'Must be in the future (and at most 9999-12-31T23:59:59Z); without it the key does not expire.' }),
   knowledgeBaseIds: z.array(uuid).max(100).optional().meta({ description: 'Restrict the key to these knowledge bases.' }),
   agentIds: z.array(uuid).max(100).optional().meta({ description: 'Restrict the key to these agents.' }),
 };

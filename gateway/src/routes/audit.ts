@@ -6,6 +6,7 @@ import { decodeCursor, encodeCursor, pageQuery, pageResponse } from '../paginati
 import { auditEntrySchema, presentAuditEntry } from '../presenters/audit-entry';
 import { defineRoute, type AnyRouteDefinition } from '../route';
 import { teamParam } from '../team-ref';
+import { timestampSchema } from '../validation/text';
 
 /** Op 12: team owners, admins and editors, and platform admins and auditors (who read every team's log). */
 const AUDIT_READERS: RoutePolicy = {
@@ -38,8 +39,9 @@ const auditQuery = pageQuery.extend({
   actorId: z.uuid().optional().meta({ description: 'Only entries by this person.' }),
   targetType: z.string().min(1).max(100).optional(),
   targetId: z.string().min(1).max(200).optional(),
-  from: z.iso.datetime({ offset: true }).optional().meta({ description: 'Entries at or after this time.' }),
-  to: z.iso.datetime({ offset: true }).optional().meta({ description: 'Entries at or before this time.' }),
+  // Years 0001 to 9999 in UTC (timestampSchema): a bound outside them would fail the query as a 500.
+  from: timestampSchema().optional().meta({ description: 'Entries at or after this time (years 0001 to 9999).' }),
+  to: timestampSchema().optional().meta({ description: 'Entries at or before this time (years 0001 to 9999).' }),
 });
 
 // The service's cursor is the last entry id; the edge wraps it so clients treat it as opaque.

@@ -4,12 +4,13 @@ import type { EdgeDeps } from '../edge-deps';
 import { requestContextOf } from '../auth/caller';
 import { maintenanceSchema, presentMaintenance } from '../presenters/maintenance';
 import { defineRoute, type AnyRouteDefinition } from '../route';
+import { timestampSchema } from '../validation/text';
 
 const setMaintenanceBody = z.object({
   enabled: z.boolean(),
   reason: z.string().max(1000).optional().meta({ description: 'Required (non-empty) to turn maintenance on; shown to users.' }),
-  plannedEndAt: z.iso
-    .datetime({ offset: true })
+  // Years 0001 to 9999 in UTC (timestampSchema): an instant past 9999 in UTC would fail the update as a 500.
+  plannedEndAt: timestampSchema()
     .nullable()
     .optional()
     .meta({ format: 'date-time', description: 'Informational only; null or omitted clears it.' }),

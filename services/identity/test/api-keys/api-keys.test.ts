@@ -190,6 +190,27 @@ describe('API keys', () => {
     expect((await owner.client.get(`${keysPath()}?includeInactive=true&limit=200`)).body.data.length).toBe(before);
   });
 
+  it('refuses an expiry past year 9999 once in UTC with 400 naming expiresAt (it was a 500), creating nothing', async () => {
+    const account = await owner.client.post(`/v1/teams/${team}/service-accounts`, { name: `expiry-bot-${Date.now()}` });
+    expect(account.status).toBe(201);
+    const accountKeys = `/v1/teams/${team}/service-accounts/${account.body.data.id}/keys`;
+    const before = (await owner.client.get(`${keysPath()}?includeInactive=true&limit=200`)).body.data.length;
+    // Written in year 9999, but year 10000 in UTC, whose ISO text (+010000-…) PostgreSQL does not read.
+    const beyond = '9999-12-31T23:59:59-05:00';
+    for (const response of [
+      await create(owner.client, { expiresAt: beyond }),
+      await create(owner.client, { kind: 'service', expiresAt: beyond }),
+      await owner.client.post(accountKeys, { name: 'ci', scopes: ['query'], expiresAt: beyond }),
+    ]) {
+      expect(response.status).toBe(400);
+      expect(response.body.error.code).toBe('invalid_request');
+      expect(response.body.error.fields).toEqual([expect.objectContaining({ field: 'expiresAt' })]);
+    }
+    expect((await owner.client.get(`${keysPath()}?includeInactive=true&limit=200`)).body.data.length).toBe(before);
+    // The last instant of year 9999 is still a valid expiry.
+    expect((await create(owner.client, { expiresAt: '9999-12-31T23:59:59Z' })).status).toBe(201);
+  });
+
   it('keeps the restriction lists it was given', async () => {
     const kb = crypto.randomUUID();
     const agent = crypto.randomUUID();

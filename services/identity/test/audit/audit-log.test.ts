@@ -167,6 +167,21 @@ describeWith('postgres', 'audit log', () => {
     expect(seen).toEqual(all.body.data.map((e: { id: number }) => e.id));
   });
 
+  it('refuses time bounds PostgreSQL cannot read (outside years 0001 to 9999 in UTC) with 400 naming the bound', async () => {
+    const cases: [string, string][] = [
+      ['from=0000-01-01T00:00:00Z', 'from'],
+      // Written in year 0001, but year 0 once in UTC.
+      ['to=0001-01-01T00:30:00%2B01:00', 'to'],
+      ['to=9999-12-31T23:59:59-05:00', 'to'],
+    ];
+    for (const [query, field] of cases) {
+      const response = await admin.get(`/v1/teams/${teamId}/audit?${query}`);
+      expect({ query, status: response.status }).toEqual({ query, status: 400 });
+      expect(response.body.error.fields).toEqual([expect.objectContaining({ field })]);
+    }
+    expect((await admin.get(`/v1/teams/${teamId}/audit?from=0001-01-01T00:00:00Z&to=9999-12-31T23:59:59Z`)).status).toBe(200);
+  });
+
   it('reads one entry; other teams\' ids are 404 and malformed ids 400', async () => {
     const list = await admin.get(`/v1/teams/${teamId}/audit?action=widget.update`);
     const id = list.body.data[0].id;

@@ -70,6 +70,17 @@ describe('maintenance mode', () => {
     expect(after.body.data).toEqual(before.body.data);
   });
 
+  it('refuses a planned end outside years 0001 to 9999 in UTC with 400 naming plannedEndAt (it was a 500), changing nothing', async () => {
+    const before = await admin.get('/v1/admin/settings/maintenance');
+    for (const plannedEndAt of ['9999-12-31T23:00:00-05:00', '0000-12-31T23:00:00Z']) {
+      const refused = await admin.put('/v1/admin/settings/maintenance', { enabled: true, reason: 'upgrade', plannedEndAt }, { 'if-match': etagOf(before) });
+      expect({ plannedEndAt, status: refused.status }).toEqual({ plannedEndAt, status: 400 });
+      expect(refused.body.error.fields).toEqual([expect.objectContaining({ field: 'plannedEndAt' })]);
+    }
+    const after = await admin.get('/v1/admin/settings/maintenance');
+    expect(after.body.data).toEqual(before.body.data);
+  });
+
   it('refuses API keys and people who are not platform admins', async () => {
     const viaKey = ApiClient.withApiKey(platform, 'rag_unknown_notarealsecretvalue');
     expect((await viaKey.put('/v1/admin/settings/maintenance', { enabled: false }, { 'if-match': '"1"' })).status).toBe(401);

@@ -8,13 +8,14 @@ import type {
   RevokeApiKeyRequest,
 } from '@platform/proto/gen/platform/identity/v1/identity';
 import { ApiKeyKind } from '@platform/proto/gen/platform/identity/v1/identity';
-import { AppError, auditContext, type FieldError, type Queryable } from '@platform/runtime';
+import { AppError, auditContext, type FieldError } from '@platform/runtime';
 import { recordAudit } from './audit';
+import { assertWritableTeam } from './teams';
 import type { IdentityDeps } from '../deps';
 import { findApiKey, insertApiKey, listApiKeys as selectApiKeys, markApiKeyRevoked, pageOf, pagePosition, toApiKey, type ApiKeyRow } from '../store/api-keys-store';
 import { teamRoleName, type RoleName } from '../store/mappers';
 import { findServiceAccount } from '../store/service-accounts-store';
-import { findTeamById, membershipRole } from '../store/teams-store';
+import { membershipRole } from '../store/teams-store';
 import { newApiKey } from './credentials';
 import { SCOPES, scopesAllowedFor } from './scopes';
 
@@ -58,13 +59,6 @@ function validKeyInput(request: CreateApiKeyRequest): KeyInput {
   return { name, scopes: request.scopes, expiresAt, knowledgeBaseIds, agentIds };
 }
 
-/** A team that exists and is not archived: keys of an archived team could never be used. */
-async function assertWritableTeam(db: Queryable, teamId: string): Promise<void> {
-  const team = await findTeamById(db, teamId);
-  if (!team) throw AppError.notFound('Team');
-  if (team.archived_at) throw new AppError('team_archived', 'The team is archived');
-}
-
 /**
  * Creates a key and returns it with the full key, the only time it is ever available: only its digest is
  * stored. Personal keys act as the requesting person and carry at most the scopes of their current role;
@@ -83,6 +77,7 @@ export async function createApiKey(deps: IdentityDeps, request: CreateApiKeyRequ
   const generated = newApiKey();
 
   const row = await deps.db.transaction(async (tx) => {
+    // Keys of an archived team could never be used; creating one is a change it refuses (409 team_archived).
     await assertWritableTeam(tx, request.teamId);
     if (personal) {
       // The person's role as stored now, not as claimed: it bounds the key's scopes.
@@ -159,6 +154,8 @@ export async function getApiKey(deps: IdentityDeps, request: GetApiKeyRequest): 
  */
 export async function revokeApiKey(deps: IdentityDeps, request: RevokeApiKeyRequest): Promise<ApiKey> {
   const row = await deps.db.transaction(async (tx) => {
+    // Like every change of an archived team (409 team_archived); its keys fail authentication meanwhile anyway.
+    await assertWritableTeam(tx, request.teamId);
     const before = await findApiKey(tx, request.teamId, request.apiKeyId);
     if (!before) throw AppError.notFound('API key');
     // Already revoked (perhaps by a concurrent call): read it again so the answer shows the revocation.

@@ -9,11 +9,11 @@ import type {
   UpdateServiceAccountRequest,
 } from '@platform/proto/gen/platform/identity/v1/identity';
 import { TeamRole } from '@platform/proto/gen/platform/identity/v1/identity';
-import { AppError, auditContext, malformedCursor, type FieldError, type Queryable } from '@platform/runtime';
+import { AppError, auditContext, malformedCursor, type FieldError } from '@platform/runtime';
 import { recordAudit } from './audit';
+import { assertWritableTeam } from './teams';
 import type { IdentityDeps } from '../deps';
 import { pageOf, pagePosition } from '../store/api-keys-store';
-import { findTeamById } from '../store/teams-store';
 import {
   deleteServiceAccountRow,
   findServiceAccount,
@@ -54,12 +54,6 @@ function checkDescription(description: string, problems: FieldError[]): void {
 
 function throwIfAny(problems: FieldError[]): void {
   if (problems.length > 0) throw AppError.invalid(`Invalid service account: ${problems.map((p) => p.field).join(', ')}`, problems);
-}
-
-async function assertWritableTeam(db: Queryable, teamId: string): Promise<void> {
-  const team = await findTeamById(db, teamId);
-  if (!team) throw AppError.notFound('Team');
-  if (team.archived_at) throw new AppError('team_archived', 'The team is archived');
 }
 
 /** What an audit entry records of an account (it holds no secret; its keys are never listed here). */
@@ -119,8 +113,9 @@ export async function getServiceAccount(deps: IdentityDeps, request: GetServiceA
 }
 
 /**
- * Changes an account under optimistic concurrency. Disabling takes effect at its keys' next request, since
- * authentication reads `enabled` on every request.
+ * Changes an account under optimistic concurrency; an archived team's accounts do not change (409 team_archived),
+ * re-enabling one included. Disabling takes effect at its keys' next request, since authentication reads
+ * `enabled` on every request.
  */
 export async function updateServiceAccount(deps: IdentityDeps, request: UpdateServiceAccountRequest): Promise<ServiceAccount> {
   const problems: FieldError[] = [];
@@ -143,6 +138,7 @@ export async function updateServiceAccount(deps: IdentityDeps, request: UpdateSe
 
   try {
     const row = await deps.db.transaction(async (tx) => {
+      await assertWritableTeam(tx, request.teamId);
       const before = await findServiceAccount(tx, request.teamId, request.serviceAccountId);
       if (!before) throw AppError.notFound('Service account');
       if (before.revision !== request.expectedRevision) throw stale();
@@ -169,10 +165,11 @@ export async function updateServiceAccount(deps: IdentityDeps, request: UpdateSe
   }
 }
 
-/** Deletes an account and, with it, all its keys (they stop working at once). */
+/** Deletes an account and, with it, all its keys (they stop working at once); not in an archived team (409). */
 export async function deleteServiceAccount(deps: IdentityDeps, request: DeleteServiceAccountRequest): Promise<void> {
   if (!UUID.test(request.serviceAccountId)) throw AppError.notFound('Service account');
   await deps.db.transaction(async (tx) => {
+    await assertWritableTeam(tx, request.teamId);
     const before = await findServiceAccount(tx, request.teamId, request.serviceAccountId);
     if (!before || !(await deleteServiceAccountRow(tx, request.teamId, before.id))) throw AppError.notFound('Service account');
     await recordAudit(tx, {

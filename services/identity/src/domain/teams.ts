@@ -7,7 +7,7 @@ import type { IdentityDeps } from '../deps';
 import { teamRoleOf, toTeam, type RoleName, type TeamRow } from '../store/mappers';
 import { findPersonById } from '../store/people-store';
 import { isUniqueViolation, isUuid, listTeamRows, lockTeam, pageLimit, readCursor, slugTaken, updateTeamRow } from '../store/team-admin-store';
-import { findTeamById, findTeamByRef, insertMembership, insertTeam } from '../store/teams-store';
+import { findTeamById, findTeamByRef, insertMembership, insertTeam, shareLockTeam } from '../store/teams-store';
 
 /** 1 to 63 lowercase letters, digits and hyphens, starting and ending with a letter or digit. */
 const SLUG = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
@@ -29,6 +29,17 @@ export function validTeamName(name: string): string {
 
 export function teamArchivedError(): AppError {
   return new AppError('team_archived', 'The team is archived; unarchive it first');
+}
+
+/**
+ * Inside a change's transaction: the team exists and is not archived (docs/api.md: archived teams refuse changes,
+ * 409 team_archived), and is not archived until the change commits (shareLockTeam).
+ */
+export async function assertWritableTeam(tx: Transaction, teamId: string): Promise<TeamRow> {
+  const team = isUuid(teamId) ? await shareLockTeam(tx, teamId) : null;
+  if (!team) throw AppError.notFound('Team');
+  if (team.archived_at) throw teamArchivedError();
+  return team;
 }
 
 /**

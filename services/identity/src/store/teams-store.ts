@@ -22,6 +22,16 @@ export async function findTeamById(db: Queryable, id: string): Promise<TeamRow |
   return rows[0] ?? null;
 }
 
+/**
+ * The team, its row held FOR SHARE until the transaction ends: for a change that an archived team refuses.
+ * Archiving locks the row FOR UPDATE, so it waits for such a change to commit, and a change that waited for an
+ * archive reads the archived row; changes that share the lock do not wait for each other.
+ */
+export async function shareLockTeam(tx: Queryable, id: string): Promise<TeamRow | null> {
+  const { rows } = await tx.query('SELECT 1 FROM identity.teams WHERE id = $1 FOR SHARE', [id]);
+  return rows.length > 0 ? findTeamById(tx, id) : null;
+}
+
 export async function membershipRole(db: Queryable, teamId: string, personId: string): Promise<RoleName | null> {
   const { rows } = await db.query<{ role: RoleName }>(
     'SELECT role FROM identity.memberships WHERE team_id = $1 AND person_id = $2',

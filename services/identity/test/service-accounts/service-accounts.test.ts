@@ -206,6 +206,43 @@ describe('service accounts', () => {
     }
   });
 
+  it("refuses changes to an archived team's accounts and keys (409 team_archived), re-enabling included; reads still work", async () => {
+    const archivedTeam = await newTeam(admin, owner, [[teamAdmin, 'admin']]);
+    const teamAccounts = `/v1/teams/${archivedTeam}/service-accounts`;
+    const keys = `/v1/teams/${archivedTeam}/api-keys`;
+    const account = (await owner.client.post(teamAccounts, { name: 'archived-bot' })).body.data;
+    const one = `${teamAccounts}/${account.id}`;
+    expect((await owner.client.patch(one, { enabled: false }, { 'if-match': '"1"' })).status).toBe(200);
+    const accountKey = (await owner.client.post(`${one}/keys`, { name: 'ci', scopes: ['query'] })).body.data;
+    const personalKey = (await owner.client.post(keys, { name: 'laptop', kind: 'personal', scopes: ['query'] })).body.data;
+    const teamRow = await owner.client.get(`/v1/teams/${archivedTeam}`);
+    const archived = await owner.client.patch(`/v1/teams/${archivedTeam}`, { archived: true }, { 'if-match': teamRow.headers.get('etag')! });
+    expect(archived.status).toBe(200);
+
+    const refused = {
+      'enable the account': await owner.client.patch(one, { enabled: true }, { 'if-match': '"2"' }),
+      'rename the account': await teamAdmin.client.patch(one, { name: 'renamed' }, { 'if-match': '"2"' }),
+      'delete the account': await owner.client.delete(one),
+      "create an account's key": await owner.client.post(`${one}/keys`, { name: 'more', scopes: ['query'] }),
+      "revoke an account's key": await owner.client.delete(`${keys}/${accountKey.id}`),
+      'revoke a personal key': await owner.client.delete(`${keys}/${personalKey.id}`),
+      'create a personal key': await owner.client.post(keys, { name: 'another', kind: 'personal', scopes: ['query'] }),
+      'create a team service key': await owner.client.post(keys, { name: 'service', kind: 'service', scopes: ['query'] }),
+    };
+    for (const [change, response] of Object.entries(refused)) {
+      expect({ change, status: response.status, code: response.body?.error?.code }).toEqual({ change, status: 409, code: 'team_archived' });
+    }
+
+    // Nothing changed, as reads (still allowed) show.
+    const after = await owner.client.get(one);
+    expect(after.status).toBe(200);
+    expect(after.body.data).toMatchObject({ name: 'archived-bot', enabled: false, revision: 2, activeKeyCount: 1 });
+    const listed = await owner.client.get(`${keys}?includeInactive=true`);
+    expect(listed.body.data.map((k: { id: string; status: string }) => [k.id, k.status]).sort()).toEqual(
+      [[accountKey.id, 'active'], [personalKey.id, 'active']].sort(),
+    );
+  });
+
   it('pages the list newest first', async () => {
     for (let i = 0; i < 3; i++) await newAccount();
     const all = (await owner.client.get(`${accounts()}?limit=200`)).body.data.map((a: { id: string }) => a.id);

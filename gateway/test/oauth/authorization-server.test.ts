@@ -440,7 +440,11 @@ describe('token, register and revoke endpoints', () => {
     const noScheme = await withAuthorization('"quoted" x');
     expect(noScheme.status).toBe(400);
     expect((await json(noScheme)).error).toBe('invalid_client');
-    for (const credential of [{ client_secret: 's' }, { client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer', client_assertion: 'x.y.z' }]) {
+    const bodyCredentials: Array<Record<string, string>> = [
+      { client_secret: 's' },
+      { client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer', client_assertion: 'x.y.z' },
+    ];
+    for (const credential of bodyCredentials) {
       const inBody = await fetch(platform.url(path), form({ ...params, client_id: dynamicClientId, ...credential }));
       expect(inBody.status).toBe(400);
       expect(inBody.headers.get('www-authenticate')).toBeNull();

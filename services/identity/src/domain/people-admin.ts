@@ -11,7 +11,7 @@ import { AppError, auditContext, decodeCursor, encodeCursor, TOPICS, writeEvent,
 import { recordAudit } from './audit';
 import { PLATFORM_TEAM_ID, SCHEMA, type IdentityDeps } from '../deps';
 import { platformRoleName, toPerson, type PersonRow } from '../store/mappers';
-import { listPeopleRows, lockPerson, updatePersonRow, type PersonChanges } from '../store/people-admin-store';
+import { listPeopleRows, lockPerson, personChangesTo, updatePersonRow, type PersonChanges } from '../store/people-admin-store';
 import { findPersonById } from '../store/people-store';
 import { endSessionsOfPerson } from '../store/sessions-store';
 import { createPerson } from './people';
@@ -67,7 +67,8 @@ export async function getPerson(deps: IdentityDeps, request: GetPersonRequest): 
  * Changes a person (If-Match revision). Suspension ends all their sessions in the same transaction; their
  * personal keys and OAuth tokens fail at the next request because authentication checks the person's status.
  * A password reset by someone else ends the person's sessions too. Admins cannot suspend or demote themselves,
- * so the platform always keeps the admin who is acting.
+ * so the platform always keeps the admin who is acting. A change that alters nothing keeps the revision and writes
+ * no audit entry.
  */
 export async function updatePerson(deps: IdentityDeps, request: UpdatePersonRequest): Promise<Person> {
   const changes = await changesOf(request);
@@ -79,11 +80,14 @@ export async function updatePerson(deps: IdentityDeps, request: UpdatePersonRequ
       throw new AppError('precondition_failed', 'The person was changed since you read it; read it again and retry');
     }
     if (actorId === before.id) assertNoSelfLockout(before, changes);
-    const after = await updatePersonRow(tx, before.id, request.expectedRevision, changes);
+    const differing = personChangesTo(before, changes);
+    // Nothing differs (an empty PATCH, or the values they already have): the person as they are, same revision.
+    if (Object.keys(differing).length === 0) return toPerson(before);
+    const after = await updatePersonRow(tx, before.id, request.expectedRevision, differing);
     if (!after) throw new AppError('precondition_failed', 'The person was changed since you read it; read it again and retry');
 
     const suspended = before.status === 'active' && after.status === 'suspended';
-    const passwordChanged = changes.passwordHash !== undefined;
+    const passwordChanged = differing.passwordHash !== undefined;
     const endedSessions = suspended || (passwordChanged && actorId !== before.id) ? await endSessionsOfPerson(tx, before.id) : 0;
     await auditChanges(tx, request.context, before, after, { passwordChanged, endedSessions });
     if (before.status !== after.status) {

@@ -20,6 +20,7 @@ import {
   insertServiceAccount,
   isUniqueViolation,
   listServiceAccounts as selectServiceAccounts,
+  serviceAccountChangesTo,
   serviceAccountNameTaken,
   toServiceAccount,
   updateServiceAccountRow,
@@ -114,8 +115,8 @@ export async function getServiceAccount(deps: IdentityDeps, request: GetServiceA
 
 /**
  * Changes an account under optimistic concurrency; an archived team's accounts do not change (409 team_archived),
- * re-enabling one included. Disabling takes effect at its keys' next request, since authentication reads
- * `enabled` on every request.
+ * re-enabling one included. A change that alters nothing keeps the revision and writes no audit entry. Disabling
+ * takes effect at its keys' next request, since authentication reads `enabled` on every request.
  */
 export async function updateServiceAccount(deps: IdentityDeps, request: UpdateServiceAccountRequest): Promise<ServiceAccount> {
   const problems: FieldError[] = [];
@@ -142,8 +143,11 @@ export async function updateServiceAccount(deps: IdentityDeps, request: UpdateSe
       const before = await findServiceAccount(tx, request.teamId, request.serviceAccountId);
       if (!before) throw AppError.notFound('Service account');
       if (before.revision !== request.expectedRevision) throw stale();
-      if (changes.name !== undefined && (await serviceAccountNameTaken(tx, request.teamId, changes.name, before.id))) throw NAME_TAKEN();
-      if (!(await updateServiceAccountRow(tx, request.teamId, before.id, request.expectedRevision, changes))) {
+      const differing = serviceAccountChangesTo(before, changes);
+      // Nothing differs (an empty PATCH, or the values it already has): the account as it is, same revision, no entry.
+      if (Object.keys(differing).length === 0) return before;
+      if (differing.name !== undefined && (await serviceAccountNameTaken(tx, request.teamId, differing.name, before.id))) throw NAME_TAKEN();
+      if (!(await updateServiceAccountRow(tx, request.teamId, before.id, request.expectedRevision, differing))) {
         // Changed (or deleted) between our read and our write.
         if (!(await findServiceAccount(tx, request.teamId, before.id))) throw AppError.notFound('Service account');
         throw stale();

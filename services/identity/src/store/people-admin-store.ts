@@ -48,6 +48,19 @@ export interface PersonChanges {
   passwordHash?: string;
 }
 
+/**
+ * The part of `changes` that would alter `row`: a field given the value it already has is no change. A new
+ * password always is (its hash is new even for the same password, and setting it ends sessions).
+ */
+export function personChangesTo(row: PersonRow, changes: PersonChanges): PersonChanges {
+  const differing: PersonChanges = {};
+  if (changes.displayName !== undefined && changes.displayName !== row.display_name) differing.displayName = changes.displayName;
+  if (changes.status !== undefined && changes.status !== row.status) differing.status = changes.status;
+  if (changes.platformRole !== undefined && changes.platformRole !== row.platform_role) differing.platformRole = changes.platformRole;
+  if (changes.passwordHash !== undefined) differing.passwordHash = changes.passwordHash;
+  return differing;
+}
+
 /** Applies changes when the revision still matches; null when it does not (or the person is gone). */
 export async function updatePersonRow(db: Queryable, id: string, expectedRevision: string, changes: PersonChanges): Promise<PersonRow | null> {
   const sets: string[] = [];

@@ -80,6 +80,19 @@ export interface ServiceAccountChanges {
   enabled?: boolean;
 }
 
+/**
+ * The part of `changes` that would alter `row`: a field given the value it already has is no change. An update
+ * left with nothing to change must not be written (it would move the revision and audit a change that is none).
+ */
+export function serviceAccountChangesTo(row: ServiceAccountRow, changes: ServiceAccountChanges): ServiceAccountChanges {
+  const differing: ServiceAccountChanges = {};
+  if (changes.name !== undefined && changes.name !== row.name) differing.name = changes.name;
+  if (changes.description !== undefined && changes.description !== row.description) differing.description = changes.description;
+  if (changes.role !== undefined && changes.role !== row.role) differing.role = changes.role;
+  if (changes.enabled !== undefined && changes.enabled !== row.enabled) differing.enabled = changes.enabled;
+  return differing;
+}
+
 /** Applies the changes if the revision still matches; false when no row matched (gone, or changed since). */
 export async function updateServiceAccountRow(
   db: Queryable,

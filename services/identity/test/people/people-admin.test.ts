@@ -90,6 +90,24 @@ describe('people administration', () => {
     expect((await new ApiClient(platform).signIn(person.email, 'a brand new password')).status).toBe(200);
   });
 
+  it('keeps the revision and writes no audit entry for a change that alters nothing (If-Match still checked)', async () => {
+    const person = await newPerson(platform, admin, { label: 'unchanged' });
+    const one = `/v1/admin/people/${person.id}`;
+    const before = (await admin.get(one)).body.data;
+    expect((await admin.patch(one, {}, { 'if-match': '"7"' })).status).toBe(412);
+    for (const body of [{}, { displayName: before.displayName, status: 'active', platformRole: null }]) {
+      const unchanged = await admin.patch(one, body, { 'if-match': '"1"' });
+      expect({ body, status: unchanged.status }).toEqual({ body, status: 200 });
+      expect(unchanged.body.data).toEqual(before);
+      expect(unchanged.headers.get('etag')).toBe('"1"');
+    }
+    expect((await admin.get(one)).body.data).toEqual(before);
+    const entries = (await admin.get(`/v1/teams/platform/audit?action=person.&targetId=${person.id}`)).body.data;
+    expect(entries.filter((e: { action: string }) => e.action !== 'person.create')).toEqual([]);
+    // Their session is untouched too.
+    expect((await person.client.get('/v1/me')).status).toBe(200);
+  });
+
   it('refuses an admin suspending or demoting themself (409) and keeps them admin', async () => {
     const me = await admin.get(`/v1/admin/people/${adminId}`);
     const etag = me.headers.get('etag')!;

@@ -147,6 +147,29 @@ describe('service accounts', () => {
     }
   });
 
+  it('keeps the revision and writes no audit entry for a change that alters nothing (If-Match still checked)', async () => {
+    const created = (await newAccount(owner.client, { description: 'Same' })).body.data;
+    const one = `${accounts()}/${created.id}`;
+    const updates = () => owner.client.get(`/v1/teams/${team}/audit?action=service_account.update&targetId=${created.id}`);
+
+    expect((await owner.client.patch(one, {}, { 'if-match': '"7"' })).status).toBe(412);
+    for (const body of [{}, { name: created.name, description: 'Same', role: 'member', enabled: true }]) {
+      const unchanged = await owner.client.patch(one, body, { 'if-match': '"1"' });
+      expect({ body, status: unchanged.status }).toEqual({ body, status: 200 });
+      expect(unchanged.body.data).toEqual(created);
+      expect(unchanged.headers.get('etag')).toBe('"1"');
+    }
+    expect((await owner.client.get(one)).body.data).toEqual(created);
+    expect((await updates()).body.data).toEqual([]);
+
+    // A change to one field among unchanged ones moves the revision once, and its entry records that field alone.
+    const changed = await owner.client.patch(one, { name: created.name, description: 'Different' }, { 'if-match': '"1"' });
+    expect(changed.body.data).toMatchObject({ description: 'Different', revision: 2 });
+    const entries = (await updates()).body.data;
+    expect(entries).toHaveLength(1);
+    expect(entries[0]).toMatchObject({ before: { description: 'Same' }, after: { description: 'Different' } });
+  });
+
   it('issues keys that act as the account, stop when it is disabled and work again when re-enabled', async () => {
     const created = await newAccount(owner.client, { role: 'editor' });
     const one = `${accounts()}/${created.body.data.id}`;

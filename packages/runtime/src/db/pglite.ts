@@ -6,6 +6,7 @@ import { runAfterCommit } from './after-commit';
 import { NestedDatabaseUseError } from './errors';
 import { loadPgliteArtifacts } from './pglite-artifacts';
 import { AsyncMutex } from './mutex';
+import { withoutBoundValues } from './query-error';
 import type { Database, Queryable, QueryResult, Transaction } from './port';
 import { tracedQuery } from './traced-query';
 import { OID, parseInt8, parseUtcDate, parseUtcTimestamp } from './type-parsers';
@@ -54,13 +55,18 @@ export function createPgliteDatabase(options: PgliteDatabaseOptions): Database {
   const lockQueues = new Map<string, AsyncMutex>();
 
   // Several statements in one text (migrations) need the simple protocol, which PGlite calls `exec`.
+  // A failed statement's error loses the parameters PGlite attaches to it before anyone can log it.
   async function run<Row>(sql: string, params?: readonly unknown[]): Promise<QueryResult<Row>> {
     return tracedQuery(sql, async () => {
       const pg = await opening;
-      if (params && params.length > 0) return normalise(await pg.query<Row>(sql, [...params]));
-      const results = await pg.exec(sql);
-      const last = results[results.length - 1];
-      return last ? normalise(last as Results<Row>) : { rows: [], rowCount: 0 };
+      try {
+        if (params && params.length > 0) return normalise(await pg.query<Row>(sql, [...params]));
+        const results = await pg.exec(sql);
+        const last = results[results.length - 1];
+        return last ? normalise(last as Results<Row>) : { rows: [], rowCount: 0 };
+      } catch (error) {
+        throw withoutBoundValues(error);
+      }
     });
   }
 

@@ -3,6 +3,7 @@ import type { Logger } from '../logging/logger';
 import type { Database, Queryable, QueryOptions, QueryResult, Transaction } from './port';
 import { runAfterCommit } from './after-commit';
 import { tracedQuery } from './traced-query';
+import { withoutBoundValues } from './query-error';
 import { OID, parseInt8, parseUtcDate, parseUtcTimestamp } from './type-parsers';
 
 export interface PostgresDatabaseOptions {
@@ -27,13 +28,21 @@ const typeParsers: NonNullable<PoolConfig['types']> = {
 
 type PgRunner = Pick<PoolClient, 'query'>;
 
-/** Runs a statement; several statements in one text (migrations) return the last one's result. */
+/**
+ * Runs a statement; several statements in one text (migrations) return the last one's result. A failed
+ * statement's error loses the row values PostgreSQL reports in it (withoutBoundValues) before anyone can log it.
+ */
 async function runQuery<Row>(runner: PgRunner, sql: string, params?: readonly unknown[], options?: QueryOptions): Promise<QueryResult<Row>> {
   return tracedQuery(sql, async () => {
     const values = params && params.length > 0 ? [...params] : undefined;
-    const raw = (
-      options?.prepared ? await runner.query({ name: options.prepared, text: sql, values }) : await runner.query(sql, values)
-    ) as PgQueryResult | PgQueryResult[];
+    let raw: PgQueryResult | PgQueryResult[];
+    try {
+      raw = (options?.prepared ? await runner.query({ name: options.prepared, text: sql, values }) : await runner.query(sql, values)) as
+        | PgQueryResult
+        | PgQueryResult[];
+    } catch (error) {
+      throw withoutBoundValues(error);
+    }
     const result = Array.isArray(raw) ? raw[raw.length - 1]! : raw;
     return { rows: (result?.rows ?? []) as Row[], rowCount: result?.rowCount ?? 0 };
   });

@@ -36,6 +36,8 @@ export const REDACTED_KEYS = [
   'authValue',
   'clientSecret',
   'code_verifier',
+  // A database error's bound parameters (PGlite attaches them): the db module strips them, this is the backstop.
+  'params',
   'headers.authorization',
   'headers.cookie',
   'req.headers.authorization',

@@ -2,6 +2,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
+import { inspect } from 'node:util';
+import { memoryLogger } from '@platform/test';
 import { createLogger } from '../../src/logging/logger';
 import {
   loadMigrationsFromDir,
@@ -92,6 +94,38 @@ export function databaseContract(fixture: () => DatabaseFixture): void {
         '9007199254740993',
       ]);
       expect(rows[0]).toEqual({ t: new Date('2020-01-01T00:00:00Z'), b: '9007199254740994' });
+    });
+  });
+
+  describe('errors', () => {
+    // Callers log a failed statement's error whole (the gRPC server logs an internal error's cause), and the values
+    // it was writing may be secrets: a key's digest, a password hash. PGlite attaches the bound parameters, and
+    // PostgreSQL's `detail` repeats row values ("Key (digest)=(…) already exists", "Failing row contains (…)").
+    it("carry none of the failed statement's values, on the pool and in a transaction, and log none", async () => {
+      const { db } = fixture();
+      const secret = `digest-${randomUUID()}`;
+      await db.query(`CREATE TABLE ${schema}.secrets (digest text UNIQUE CHECK (digest NOT LIKE '%refused'))`);
+      await db.query(`INSERT INTO ${schema}.secrets (digest) VALUES ($1)`, [secret]);
+      const insert = (queryable: Pick<Database, 'query'>, digest: string) => queryable.query(`INSERT INTO ${schema}.secrets (digest) VALUES ($1)`, [digest]);
+      const failures: [string, () => Promise<unknown>][] = [
+        ['23505', () => insert(db, secret)],
+        ['23514', () => insert(db, `${secret}-refused`)],
+        ['23505', () => db.transaction((tx) => insert(tx, secret))],
+      ];
+      for (const [code, fail] of failures) {
+        const error = await fail().then(
+          () => null,
+          (thrown: unknown) => thrown,
+        );
+        // Still the database's error, with what tells what failed (isUniqueViolation reads `code`).
+        expect(error).toMatchObject({ code });
+        expect(error).not.toHaveProperty('params');
+        expect(inspect(error, { depth: 10 })).not.toContain(secret);
+        const { logger, text } = memoryLogger();
+        logger.error({ err: error }, 'statement failed');
+        expect(text()).toContain(code);
+        expect(text()).not.toContain(secret);
+      }
     });
   });
 

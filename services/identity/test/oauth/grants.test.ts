@@ -154,6 +154,13 @@ describeWith('postgres', 'OAuth grants (identity service)', () => {
       ['implicit response type', { redirect_uris: [REDIRECT], response_types: ['token'] }, 'invalid_client_metadata'],
       ['a long client_name', { redirect_uris: [REDIRECT], client_name: 'x'.repeat(201) }, 'invalid_client_metadata'],
       ['a non-string client_name', { redirect_uris: [REDIRECT], client_name: 7 }, 'invalid_client_metadata'],
+      // PostgreSQL stores neither a NUL nor (in the audit entry's JSON) an unpaired surrogate: invalid metadata, not a 500.
+      ['a NUL in client_name', { redirect_uris: [REDIRECT], client_name: 'a\u0000b' }, 'invalid_client_metadata'],
+      ['an unpaired surrogate in client_name', { redirect_uris: [REDIRECT], client_name: '\ud800' }, 'invalid_client_metadata'],
+      ['a NUL in a redirect URI', { redirect_uris: ['https://app.example/c\u0000b'] }, 'invalid_redirect_uri'],
+      ['an unpaired surrogate in a redirect URI', { redirect_uris: ['https://app.example/\udc00'] }, 'invalid_redirect_uri'],
+      ['a NUL in client_uri', { redirect_uris: [REDIRECT], client_uri: 'https://app.example/\u0000' }, 'invalid_client_metadata'],
+      ['an unpaired surrogate in logo_uri', { redirect_uris: [REDIRECT], logo_uri: 'https://app.example/\ud800.png' }, 'invalid_client_metadata'],
     ])('refuses %s', async (_label, metadata, error) => {
       const before = await db.query('SELECT count(*)::int AS n FROM identity.oauth_clients');
       const response = await identity().registerClient({ metadataJson: JSON.stringify(metadata), clientIp: '', requestId: '' });

@@ -26,6 +26,9 @@ describe('client ID metadata documents', () => {
       '/bad-redirect.json': (url) => ({ status: 200, body: documentFor(url, { redirect_uris: ['http://client.example/cb'] }) }),
       '/no-redirects.json': (url) => ({ status: 200, body: documentFor(url, { redirect_uris: [] }) }),
       '/failing.json': () => ({ status: 500, body: '' }),
+      '/nul-name.json': (url) => ({ status: 200, body: documentFor(url, { client_name: 'a\u0000b' }) }),
+      '/surrogate-name.json': (url) => ({ status: 200, body: documentFor(url, { client_name: 'a\ud800' }) }),
+      '/nul-redirect.json': (url) => ({ status: 200, body: documentFor(url, { redirect_uris: ['https://client.example/c\u0000b'] }) }),
     });
     platform = await startTestPlatform({ env: { ALLOWED_INTERNAL_NETWORKS: '127.0.0.0/8', OUTBOUND_EXTRA_CA_FILE: server.caFile } });
     // A longer deadline than the 5 s fetch limit, so a slow document is the service's refusal, not a call timeout.
@@ -88,6 +91,10 @@ describe('client ID metadata documents', () => {
     ['a confidential client', '/secret.json', /token_endpoint_auth_method none/],
     ['an http redirect URI on a public host', '/bad-redirect.json', /redirect URI/],
     ['no redirect URIs', '/no-redirects.json', /no redirect_uris/],
+    // Each would be stored with the code it issues, which PostgreSQL refuses: the document is invalid instead.
+    ['a NUL in client_name', '/nul-name.json', /client_name must not contain NUL/],
+    ['an unpaired surrogate in client_name', '/surrogate-name.json', /client_name must not contain NUL characters or unpaired surrogates/],
+    ['a NUL in a redirect URI', '/nul-redirect.json', /redirect URI .* must not contain NUL/],
   ])('refuses %s', async (_label, pathname, problem) => {
     const resolved = await resolve(`${server.origin}${pathname}`);
     expect(resolved.client).toBeUndefined();

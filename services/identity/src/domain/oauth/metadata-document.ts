@@ -12,7 +12,7 @@ import {
   METADATA_FETCH_TIMEOUT_MS,
   METADATA_MAX_BYTES,
 } from './limits';
-import { clientIdUrlProblem, redirectUriProblem } from './validation';
+import { clientIdUrlProblem, isStorable, redirectUriProblem, UNSTORABLE } from './validation';
 
 /** A client as its metadata document describes it (draft-ietf-oauth-client-id-metadata-document). */
 export interface MetadataClient {
@@ -137,6 +137,8 @@ export function checkDocument(url: string, document: unknown): MetadataResult {
   if (name !== undefined && (typeof name !== 'string' || name.length > MAX_CLIENT_NAME)) {
     return { problem: `The client's metadata document's client_name must be a string of at most ${MAX_CLIENT_NAME} characters.` };
   }
+  // The name is stored with every code and connection: one PostgreSQL cannot store makes the document invalid.
+  if (typeof name === 'string' && !isStorable(name)) return { problem: `The client's metadata document's client_name ${UNSTORABLE}.` };
   return {
     client: {
       clientId: url,

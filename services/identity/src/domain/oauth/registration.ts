@@ -6,7 +6,7 @@ import { anonymousActor, writeOAuthAudit } from './audit';
 import { oauthError } from './errors';
 import { MAX_CLIENT_NAME, MAX_REDIRECT_URIS, MAX_REGISTRATION_BYTES, MAX_URI_LENGTH, UNUSED_REGISTRATION_TTL_SECONDS } from './limits';
 import { prunePeriodically } from './pruning';
-import { clientIdUrlProblem, redirectUriProblem } from './validation';
+import { clientIdUrlProblem, isStorable, redirectUriProblem, UNSTORABLE } from './validation';
 
 const GRANT_TYPES = ['authorization_code', 'refresh_token'];
 
@@ -24,7 +24,10 @@ type Parsed = { metadata: ClientMetadata; error?: undefined } | { metadata?: und
 const invalidMetadata = (description: string): Parsed => ({ error: oauthError('invalid_client_metadata', description) });
 const invalidRedirect = (description: string): Parsed => ({ error: oauthError('invalid_redirect_uri', description) });
 
-/** RFC 7591 §2 for public clients only; members this server does not use are ignored. */
+/**
+ * RFC 7591 §2 for public clients only; members this server does not use are ignored. Every member it keeps is
+ * checked to be storable (isStorable): a NUL or an unpaired surrogate is invalid metadata (§3.2.2), not a 500.
+ */
 function parseMetadata(json: string): Parsed {
   if (Buffer.byteLength(json, 'utf8') > MAX_REGISTRATION_BYTES) return invalidMetadata(`The registration request exceeds ${MAX_REGISTRATION_BYTES / 1024} KiB.`);
   let body: unknown;
@@ -59,13 +62,14 @@ function parseMetadata(json: string): Parsed {
   }
   const name = doc.client_name ?? '';
   if (typeof name !== 'string' || name.length > MAX_CLIENT_NAME) return invalidMetadata(`client_name must be a string of at most ${MAX_CLIENT_NAME} characters.`);
+  if (!isStorable(name)) return invalidMetadata(`client_name ${UNSTORABLE}.`);
   const links: Record<'client_uri' | 'logo_uri', string> = { client_uri: '', logo_uri: '' };
   for (const member of ['client_uri', 'logo_uri'] as const) {
     const value = doc[member];
     if (value === undefined) continue;
-    if (typeof value !== 'string' || value.length > MAX_URI_LENGTH || clientIdUrlProblem(value) !== null) {
-      return invalidMetadata(`${member} must be an https URL of at most ${MAX_URI_LENGTH} characters.`);
-    }
+    if (typeof value !== 'string') return invalidMetadata(`${member} must be an https URL of at most ${MAX_URI_LENGTH} characters.`);
+    const problem = clientIdUrlProblem(value);
+    if (problem) return invalidMetadata(`${member} ${problem}.`);
     links[member] = value;
   }
   return {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { constantTimeEqual, isLoopbackHost } from '@platform/runtime';
+import { constantTimeEqual, isLoopbackHost, storableText } from '@platform/runtime';
 import { MAX_URI_LENGTH } from './limits';
 
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -9,6 +9,18 @@ export const REGISTERED_CLIENT_ID = /^svccl_[A-Za-z0-9_-]{20,100}$/;
 export const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 /** RFC 7636 §4.1: 43 to 128 characters of the unreserved set. */
 export const CODE_VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;
+
+/**
+ * Whether PostgreSQL can store `value` as sent: no NUL (U+0000) and no unpaired surrogate, the two things
+ * `storableText` would have to change. Client metadata is refused rather than altered: a redirect URI must stay
+ * byte for byte what the client sends back, and a name it did not choose must not be shown on a consent page.
+ */
+export function isStorable(value: string): boolean {
+  return storableText(value) === value;
+}
+
+/** Why a text member cannot be stored, or null (see isStorable). */
+export const UNSTORABLE = 'must not contain NUL characters or unpaired surrogates';
 
 function parseAbsolute(value: string): URL | null {
   try {
@@ -25,6 +37,7 @@ function parseAbsolute(value: string): URL | null {
 export function redirectUriProblem(value: unknown): string | null {
   if (typeof value !== 'string' || value === '') return 'must be a non-empty string';
   if (value.length > MAX_URI_LENGTH) return `must be at most ${MAX_URI_LENGTH} characters`;
+  if (!isStorable(value)) return UNSTORABLE;
   if (value.includes('#')) return 'must not contain a fragment';
   const url = parseAbsolute(value);
   if (!url) return 'must be an absolute URL';
@@ -40,6 +53,7 @@ export function redirectUriProblem(value: unknown): string | null {
  */
 export function clientIdUrlProblem(value: string): string | null {
   if (value.length > MAX_URI_LENGTH) return `must be at most ${MAX_URI_LENGTH} characters`;
+  if (!isStorable(value)) return UNSTORABLE;
   const url = parseAbsolute(value);
   if (!url || url.protocol !== 'https:') return 'must be an https URL';
   if (url.hostname === '') return 'must name a host';

@@ -54,21 +54,22 @@ export function createMemoryCache(options: MemoryCacheOptions): Cache {
   return {
     kind: 'memory',
 
-    async increment(key: string, windowMs: number): Promise<CounterResult> {
+    async increment(key: string, windowMs: number, by = 1): Promise<CounterResult> {
       assertOpen();
       const now = Date.now();
       const fullKey = keyPrefix + key;
       const entry = live(fullKey, now);
       if (!entry) {
         const expiresAt = now + Math.max(1, Math.ceil(windowMs));
-        entries.set(fullKey, { value: '1', expiresAt });
-        return { count: 1, resetInMs: expiresAt - now };
+        entries.set(fullKey, { value: String(Math.trunc(by)), expiresAt });
+        return { count: Math.trunc(by), resetInMs: expiresAt - now };
       }
       const current = Number(entry.value);
       if (!Number.isSafeInteger(current)) throw new CacheValueError('The value at this key is not an integer counter');
       // Synchronous read-modify-write: nothing can interleave, so the count is exact.
-      entry.value = String(current + 1);
-      return { count: current + 1, resetInMs: entry.expiresAt - now };
+      const count = current + Math.trunc(by);
+      entry.value = String(count);
+      return { count, resetInMs: entry.expiresAt - now };
     },
 
     async get(key: string): Promise<string | null> {

@@ -27,10 +27,10 @@ export interface SubscriptionEvents {
 export interface Cache {
   readonly kind: 'redis' | 'memory';
   /**
-   * Atomically adds 1 to the counter `key` and returns its new value. The first increment of a window starts
-   * the window's expiry of `windowMs`; later increments in the window do not extend it.
+   * Atomically adds `by` (default 1; a negative value takes back) to the counter `key` and returns its new value.
+   * The first increment of a window starts the window's expiry of `windowMs`; later ones do not extend it.
    */
-  increment(key: string, windowMs: number): Promise<CounterResult>;
+  increment(key: string, windowMs: number, by?: number): Promise<CounterResult>;
   get(key: string): Promise<string | null>;
   set(key: string, value: string, ttlMs: number): Promise<void>;
   delete(key: string): Promise<void>;

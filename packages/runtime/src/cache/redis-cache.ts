@@ -20,7 +20,7 @@ export interface RedisCacheOptions {
  * somehow lost its expiry, so a counter can never live forever.
  */
 const INCREMENT_SCRIPT = `
-local count = redis.call('INCR', KEYS[1])
+local count = redis.call('INCRBY', KEYS[1], ARGV[2])
 local ttl = redis.call('PTTL', KEYS[1])
 if ttl < 0 then
   redis.call('PEXPIRE', KEYS[1], ARGV[1])
@@ -201,9 +201,9 @@ export function createRedisCache(options: RedisCacheOptions): Cache {
   return {
     kind: 'redis',
 
-    async increment(key: string, windowMs: number): Promise<CounterResult> {
+    async increment(key: string, windowMs: number, by = 1): Promise<CounterResult> {
       const redis = await commands();
-      const evalOptions = { keys: [keyPrefix + key], arguments: [String(Math.max(1, Math.ceil(windowMs)))] };
+      const evalOptions = { keys: [keyPrefix + key], arguments: [String(Math.max(1, Math.ceil(windowMs))), String(Math.trunc(by))] };
       let reply: unknown;
       try {
         reply = await deadlines.bound(redis.evalSha(INCREMENT_SHA, evalOptions));

@@ -37,6 +37,14 @@ export function cacheContract(open: () => Promise<CachePair>): void {
       }
     });
 
+    it('adds a given amount, and takes back with a negative one, within the same window', async () => {
+      const first = await cache.increment('by', 10_000, 3);
+      const back = await peer.increment('by', 10_000, -1);
+      expect([first.count, back.count]).toEqual([3, 2]);
+      expect(back.resetInMs).toBeLessThanOrEqual(first.resetInMs);
+      expect((await cache.increment('by', 10_000)).count).toBe(3);
+    });
+
     it('keeps counters of different keys apart', async () => {
       await cache.increment('a', 10_000);
       await cache.increment('a', 10_000);

@@ -9,7 +9,7 @@ import { findPersonByEmail } from '../store/people-store';
 import { insertSession, recordSignIn } from '../store/sessions-store';
 import { newSessionToken } from './credentials';
 import { decoyPasswordHash, verifyPassword } from './passwords';
-import { assertNotLocked, clearAccountFailures, recordFailure } from './sign-in-throttle';
+import { assertNotLocked, countAttempt, forgiveAttempt } from './sign-in-throttle';
 
 /** One answer for every failure, so it never tells whether an account exists, is suspended or has a password. */
 const INVALID = () => AppError.unauthenticated('Invalid email or password');
@@ -22,15 +22,13 @@ export async function signIn(deps: IdentityDeps, request: SignInRequest): Promis
   const email = request.email.trim().toLowerCase();
   const clientIp = request.clientIp.slice(0, 100);
   await assertNotLocked(deps.cache, email, clientIp);
+  await countAttempt(deps.cache, email, clientIp);
 
   const person = email ? await findPersonByEmail(deps.db, email) : null;
   // Always run scrypt once, against a decoy when there is no hash, so timing does not reveal the account.
   const passwordMatches = await verifyPassword(request.password, person?.password_hash ?? (await decoyPasswordHash()));
-  if (!person || !person.password_hash || !passwordMatches || person.status !== 'active') {
-    await recordFailure(deps.cache, email, clientIp);
-    throw INVALID();
-  }
-  await clearAccountFailures(deps.cache, email);
+  if (!person || !person.password_hash || !passwordMatches || person.status !== 'active') throw INVALID();
+  await forgiveAttempt(deps.cache, email, clientIp);
 
   const token = newSessionToken();
   const sessionId = randomUUID();

@@ -35,7 +35,14 @@ export const REDACTED_KEYS = [
   'cookie',
   'authValue',
   'clientSecret',
+  'sessionToken',
+  'newPassword',
+  'privateKey',
   'code_verifier',
+  // OAuth's own spelling (RFC 6749), as a request body or a token answer carries them.
+  'access_token',
+  'refresh_token',
+  'client_secret',
   // A database error's bound parameters (PGlite attaches them): the db module strips them, this is the backstop.
   'params',
   'headers.authorization',
@@ -45,6 +52,14 @@ export const REDACTED_KEYS = [
   'req.headers["x-csrf-token"]',
 ];
 
+/**
+ * Where a key is redacted: at the top, one and two levels down (`{ err: { cause: { params } } }`). pino compiles
+ * the paths once; it has no recursive wildcard, and a deep copy of every line would cost the hot path's access log.
+ */
+function redactionPaths(key: string): string[] {
+  return key.includes('.') || key.includes('[') ? [key] : [key, `*.${key}`, `*.*.${key}`];
+}
+
 export function createLogger(options: { level?: string; name?: string; destination?: DestinationStream } = {}): Logger {
   return pino(
     {
@@ -52,7 +67,7 @@ export function createLogger(options: { level?: string; name?: string; destinati
       base: { app: options.name ?? 'mcp-platform' },
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
-      redact: { paths: REDACTED_KEYS.flatMap((k) => (k.includes('.') || k.includes('[') ? [k] : [k, `*.${k}`])), censor: '[redacted]' },
+      redact: { paths: REDACTED_KEYS.flatMap(redactionPaths), censor: '[redacted]' },
       mixin() {
         const fields: Record<string, string> = {};
         const store = logContext.getStore();

@@ -15,4 +15,15 @@ describe('logger redaction', () => {
     expect(text()).toContain('[redacted]');
     expect(text()).not.toContain('secret-digest-value');
   });
+
+  it('redacts secret-named keys two levels down, in OAuth\'s snake_case too', () => {
+    const { logger, text } = memoryLogger();
+    logger.warn({ err: { cause: { params: ['deep-bound-value'], sessionToken: 'deep-session-token' } } }, 'nested');
+    logger.warn({ body: { access_token: 'oauth-access-value', refresh_token: 'oauth-refresh-value', client_secret: 'oauth-client-secret' } }, 'oauth');
+    logger.warn({ change: { newPassword: 'new-password-value', privateKey: 'private-key-value' } }, 'change');
+    for (const value of ['deep-bound-value', 'deep-session-token', 'oauth-access-value', 'oauth-refresh-value', 'oauth-client-secret', 'new-password-value', 'private-key-value']) {
+      expect(text()).not.toContain(value);
+    }
+    expect(text()).toContain('[redacted]');
+  });
 });

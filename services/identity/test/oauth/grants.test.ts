@@ -161,6 +161,12 @@ describeWith('postgres', 'OAuth grants (identity service)', () => {
       ['an unpaired surrogate in a redirect URI', { redirect_uris: ['https://app.example/\udc00'] }, 'invalid_redirect_uri'],
       ['a NUL in client_uri', { redirect_uris: [REDIRECT], client_uri: 'https://app.example/\u0000' }, 'invalid_client_metadata'],
       ['an unpaired surrogate in logo_uri', { redirect_uris: [REDIRECT], logo_uri: 'https://app.example/\ud800.png' }, 'invalid_client_metadata'],
+      // The URL parser finds a host where none is written ("https:///cb", "https:cb" → host "cb", "\\" read as "/").
+      ['an empty authority', { redirect_uris: ['https:///cb'] }, 'invalid_redirect_uri'],
+      ['no authority', { redirect_uris: ['https:cb'] }, 'invalid_redirect_uri'],
+      ['a backslash', { redirect_uris: ['https://app.example\\@evil.example/cb'] }, 'invalid_redirect_uri'],
+      ['a newline', { redirect_uris: ['https://app.exa\nmple/cb'] }, 'invalid_redirect_uri'],
+      ['a client_uri without a host as written', { redirect_uris: [REDIRECT], client_uri: 'https:///app.example' }, 'invalid_client_metadata'],
     ])('refuses %s', async (_label, metadata, error) => {
       const before = await db.query('SELECT count(*)::int AS n FROM identity.oauth_clients');
       const response = await identity().registerClient({ metadataJson: JSON.stringify(metadata), clientIp: '', requestId: '' });
@@ -175,6 +181,11 @@ describeWith('postgres', 'OAuth grants (identity service)', () => {
         const response = await identity().registerClient({ metadataJson, clientIp: '', requestId: '' });
         expect(response.error?.error).toBe('invalid_client_metadata');
       }
+    });
+
+    it('accepts a client_uri and logo_uri without a path (only client IDs need one)', async () => {
+      const body = await register({ client_uri: 'https://app.example', logo_uri: 'https://app.example?logo' });
+      expect(body).toMatchObject({ client_uri: 'https://app.example', logo_uri: 'https://app.example?logo' });
     });
 
     it('accepts 200 characters of client_name and token_endpoint_auth_method none', async () => {
@@ -193,10 +204,19 @@ describeWith('postgres', 'OAuth grants (identity service)', () => {
     });
 
     it('refuses unknown, http, malformed and empty client ids with a problem', async () => {
-      for (const clientId of ['svccl_doesnotexistdoesnotexist00', 'svccl_x', 'http://app.example/client.json', 'not a url', '', 'ftp://x/y']) {
+      for (const clientId of ['svccl_doesnotexistdoesnotexist00', 'svccl_x', 'http://app.example/client.json', 'not a url', '', 'ftp://x/y', 'https:app.example/c.json']) {
         const resolved = await identity().resolveClient({ clientId });
         expect(resolved.client).toBeUndefined();
         expect(resolved.problem).not.toBe('');
+      }
+      // A client ID URL must contain a path (draft-ietf-oauth-client-id-metadata-document) and name its host as
+      // written; refused for its shape, before any fetch.
+      for (const [clientId, problem] of [
+        ['https://app.example', /^The client ID must contain a path/],
+        ['https://app.example?x=1', /^The client ID must contain a path/],
+        ['https:///client.json', /^The client ID must name a host/],
+      ] as const) {
+        expect((await identity().resolveClient({ clientId })).problem).toMatch(problem);
       }
     });
 

@@ -12,7 +12,7 @@ import {
   METADATA_FETCH_TIMEOUT_MS,
   METADATA_MAX_BYTES,
 } from './limits';
-import { clientIdUrlProblem, isStorable, redirectUriProblem, UNSTORABLE } from './validation';
+import { clientIdUrlProblem, httpsUrlProblem, isStorable, redirectUriProblem, UNSTORABLE } from './validation';
 
 /** A client as its metadata document describes it (draft-ietf-oauth-client-id-metadata-document). */
 export interface MetadataClient {
@@ -152,7 +152,7 @@ export function checkDocument(url: string, document: unknown): MetadataResult {
 }
 
 function displayUrl(value: unknown): string {
-  return typeof value === 'string' && clientIdUrlProblem(value) === null ? value : '';
+  return typeof value === 'string' && httpsUrlProblem(value) === null ? value : '';
 }
 
 /** Cache-Control max-age clamped to 1 min..1 h; 10 min when absent; the minimum for no-store / no-cache. */

@@ -6,7 +6,7 @@ import { anonymousActor, writeOAuthAudit } from './audit';
 import { oauthError } from './errors';
 import { MAX_CLIENT_NAME, MAX_REDIRECT_URIS, MAX_REGISTRATION_BYTES, MAX_URI_LENGTH, UNUSED_REGISTRATION_TTL_SECONDS } from './limits';
 import { prunePeriodically } from './pruning';
-import { clientIdUrlProblem, isStorable, redirectUriProblem, UNSTORABLE } from './validation';
+import { httpsUrlProblem, isStorable, redirectUriProblem, UNSTORABLE } from './validation';
 
 const GRANT_TYPES = ['authorization_code', 'refresh_token'];
 
@@ -68,7 +68,7 @@ function parseMetadata(json: string): Parsed {
     const value = doc[member];
     if (value === undefined) continue;
     if (typeof value !== 'string') return invalidMetadata(`${member} must be an https URL of at most ${MAX_URI_LENGTH} characters.`);
-    const problem = clientIdUrlProblem(value);
+    const problem = httpsUrlProblem(value);
     if (problem) return invalidMetadata(`${member} ${problem}.`);
     links[member] = value;
   }

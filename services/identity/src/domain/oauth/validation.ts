@@ -31,8 +31,20 @@ function parseAbsolute(value: string): URL | null {
 }
 
 /**
+ * Why a URI's text is not what the URL parser will read, or null. The parser is lenient where RFC 3986 is not: it
+ * reads a backslash as "/", drops tabs and newlines, and finds a host where none is written ("https:///cb" and
+ * "https:cb" both become host "cb"). A URI is compared and shown as written, so what is written must name a host.
+ */
+function writtenFormProblem(value: string): string | null {
+  if (/[\s\\\p{Cc}]/u.test(value)) return 'must not contain whitespace, control characters or backslashes';
+  const authority = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/([^/?#]*)/.exec(value)?.[1];
+  if (!authority) return 'must name a host after "//" (scheme://host/…)';
+  return null;
+}
+
+/**
  * Why a redirect URI cannot be registered, or null when it can (§4.1.2): https, or http on a loopback host with
- * any port; no fragment (RFC 6749 §3.1.2), no credentials.
+ * any port; a host as written; no fragment (RFC 6749 §3.1.2), no credentials.
  */
 export function redirectUriProblem(value: unknown): string | null {
   if (typeof value !== 'string' || value === '') return 'must be a non-empty string';
@@ -41,6 +53,8 @@ export function redirectUriProblem(value: unknown): string | null {
   if (value.includes('#')) return 'must not contain a fragment';
   const url = parseAbsolute(value);
   if (!url) return 'must be an absolute URL';
+  const written = writtenFormProblem(value);
+  if (written) return written;
   if (url.username !== '' || url.password !== '') return 'must not contain credentials';
   if (url.protocol === 'https:') return url.hostname === '' ? 'must name a host' : null;
   if (url.protocol === 'http:') return isLoopbackHost(url.hostname) ? null : 'http is allowed only on a loopback host (127.0.0.1, [::1], localhost)';
@@ -48,19 +62,34 @@ export function redirectUriProblem(value: unknown): string | null {
 }
 
 /**
- * Why a string cannot be a client ID metadata document URL, or null: https, a host, no credentials, no fragment,
- * no dot path segments (draft-ietf-oauth-client-id-metadata-document §3).
+ * Why a string cannot be an https link kept for a client (client_uri, logo_uri), or null: https, a host as
+ * written, no credentials, no fragment, no dot path segments.
  */
-export function clientIdUrlProblem(value: string): string | null {
+export function httpsUrlProblem(value: string): string | null {
   if (value.length > MAX_URI_LENGTH) return `must be at most ${MAX_URI_LENGTH} characters`;
   if (!isStorable(value)) return UNSTORABLE;
   const url = parseAbsolute(value);
   if (!url || url.protocol !== 'https:') return 'must be an https URL';
+  const written = writtenFormProblem(value);
+  if (written) return written;
   if (url.hostname === '') return 'must name a host';
   if (url.username !== '' || url.password !== '') return 'must not contain credentials';
   if (value.includes('#')) return 'must not contain a fragment';
   const path = value.replace(/^https:\/\/[^/?#]*/i, '').replace(/[?#].*$/, '');
   if (path.split('/').some((segment) => segment === '.' || segment === '..')) return 'must not contain . or .. path segments';
+  return null;
+}
+
+/**
+ * Why a string cannot be a client ID metadata document URL, or null (draft-ietf-oauth-client-id-metadata-document,
+ * "Client Identifier URL"): an https link as above that also "MUST contain a path component". "/" is a path (the
+ * draft only advises against it); none at all ("https://host", "https://host?x") is not, though the URL parser
+ * would fetch "/" for it, so the raw value is checked.
+ */
+export function clientIdUrlProblem(value: string): string | null {
+  const problem = httpsUrlProblem(value);
+  if (problem) return problem;
+  if (!/^https:\/\/[^/?#]*\//i.test(value)) return 'must contain a path (https://host/path)';
   return null;
 }
 

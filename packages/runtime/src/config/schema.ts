@@ -10,8 +10,9 @@ const emptyAsUndefined = (value: unknown) => (typeof value === 'string' && value
 const optionalString = z.preprocess(emptyAsUndefined, z.string().optional());
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
+/** `true`/`false`, `1`/`0` or `yes`/`no`, in any letter case (OpenTelemetry reads its boolean variables so). */
 const bool = z.preprocess(
-  emptyAsUndefined,
+  (value) => emptyAsUndefined(typeof value === 'string' ? value.trim().toLowerCase() : value),
   z
     .enum(['true', 'false', '1', '0', 'yes', 'no'])
     .optional()
@@ -48,6 +49,8 @@ const url = (protocols: string[]) =>
  */
 export const environmentSchema = z.object({
   PORT: port.default(8080),
+  /** The ops listener (/healthz, /readyz, /metrics) of every process, apart from the public PORT. */
+  OPS_PORT: port.default(8081),
   APP_URL: z
     .preprocess(emptyAsUndefined, url(['http:', 'https:']).default('http://localhost:8080'))
     .transform((value) => value.replace(/\/+$/, '')),

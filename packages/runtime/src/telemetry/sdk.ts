@@ -1,12 +1,23 @@
+import { environmentSchema } from '../config/schema';
 import type { Logger } from '../logging';
 
 /**
+ * OTEL_SDK_DISABLED as the environment schema reads it (`true`, `1` or `yes`, any letter case), so the value
+ * start-up validation accepted is the value obeyed here. A value the schema refuses stops the process in
+ * loadConfig before telemetry starts; read here on its own, it does not disable.
+ */
+export function sdkDisabled(env: NodeJS.ProcessEnv): boolean {
+  const parsed = environmentSchema.shape.OTEL_SDK_DISABLED.safeParse(env.OTEL_SDK_DISABLED);
+  return parsed.success && parsed.data;
+}
+
+/**
  * Whether the standard OTEL_* variables ask for traces. Tracing is off by default; setting
- * OTEL_TRACES_EXPORTER (otlp, zipkin, console) or an OTLP endpoint turns it on, and OTEL_SDK_DISABLED=true
- * wins over both.
+ * OTEL_TRACES_EXPORTER (otlp, zipkin, console) or an OTLP endpoint turns it on, and OTEL_SDK_DISABLED
+ * (true, 1 or yes) wins over both.
  */
 export function tracingRequested(env: NodeJS.ProcessEnv): boolean {
-  if (env.OTEL_SDK_DISABLED === 'true') return false;
+  if (sdkDisabled(env)) return false;
   const exporter = env.OTEL_TRACES_EXPORTER?.trim();
   if (exporter) return exporter !== 'none';
   return Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT);

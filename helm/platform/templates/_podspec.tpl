@@ -3,7 +3,9 @@ Pod spec shared by the per-target Deployments and the all-in-one Deployment.
 Call with (dict
   "root" $                  chart root context
   "component" "identity"    target name, or "all"
-  "grpc" true/false         serve gRPC (containerPort + GRPC_HOST/GRPC_PORT)
+  "grpc" true/false         host a gRPC server (GRPC_PORT)
+  "grpcExposed" true/false  ... reachable from other pods: GRPC_HOST=0.0.0.0 and a containerPort (service targets;
+                            the all-in-one process keeps it on loopback, the default of --target=all)
   "grpcProbes" true/false   native gRPC probes (else HTTP /healthz + /readyz)
   "t" $values               effective per-target values (resources, extraEnv, nodeSelector, tolerations, affinity)
   "dataVolume" $source      volume source mounted on DATA_DIR)
@@ -35,7 +37,7 @@ containers:
       - name: http
         containerPort: {{ $v.ports.http }}
         protocol: TCP
-      {{- if .grpc }}
+      {{- if .grpcExposed }}
       - name: grpc
         containerPort: {{ $v.ports.grpc }}
         protocol: TCP
@@ -51,9 +53,13 @@ containers:
     env:
       - name: PORT
         value: {{ $v.ports.http | quote }}
-      {{- if .grpc }}
+      {{- if .grpcExposed }}
+      {{- /* Plaintext, unauthenticated gRPC whose callers are believed: the NetworkPolicy (networkpolicy.yaml)
+             admits only this release's pods to it. */}}
       - name: GRPC_HOST
         value: "0.0.0.0"
+      {{- end }}
+      {{- if .grpc }}
       - name: GRPC_PORT
         value: {{ $v.ports.grpc | quote }}
       {{- end }}

@@ -153,7 +153,15 @@ readinessProbe:
   {{- toYaml .Values.probes.readiness | nindent 2 }}
 {{- end -}}
 
-{{/* terminationGracePeriodSeconds: the app's shutdown timeout plus a margin. */}}
+{{/* terminationGracePeriodSeconds: it counts from the start of the preStop hook, so the hook's sleep, the app's
+     shutdown timeout (SHUTDOWN_TIMEOUT_SECONDS, as given in `config`) and a margin. */}}
 {{- define "platform.terminationGrace" -}}
-{{- add (int (default "25" .Values.config.SHUTDOWN_TIMEOUT_SECONDS)) 10 -}}
+{{- $s := .Values.shutdown -}}
+{{- if lt (int $s.preStopSleepSeconds) 0 -}}
+{{- fail "shutdown.preStopSleepSeconds must be 0 (no preStop hook) or more" -}}
+{{- end -}}
+{{- if lt (int $s.graceMarginSeconds) 1 -}}
+{{- fail "shutdown.graceMarginSeconds must be at least 1: the grace period has to outlast the preStop sleep and SHUTDOWN_TIMEOUT_SECONDS" -}}
+{{- end -}}
+{{- add (int $s.preStopSleepSeconds) (int (default "25" .Values.config.SHUTDOWN_TIMEOUT_SECONDS)) (int $s.graceMarginSeconds) -}}
 {{- end -}}

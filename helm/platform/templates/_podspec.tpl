@@ -69,6 +69,10 @@ containers:
       - name: OTEL_SERVICE_NAME
         value: {{ printf "mcp-platform-%s" .component | quote }}
       {{- end }}
+      {{- if not (hasKey $v.config "PLATFORM_VERSION") }}
+      - name: PLATFORM_VERSION
+        value: {{ default $root.Chart.AppVersion $v.image.tag | toString | quote }}
+      {{- end }}
       - name: POD_NAME
         valueFrom:
           fieldRef:
@@ -86,6 +90,16 @@ containers:
       {{- with $t.extraEnv }}
       {{- toYaml . | nindent 6 }}
       {{- end }}
+    {{- /* Kubernetes removes a terminating pod from Service endpoints and Ingress backends while it sends SIGTERM;
+           the sleep lets kube-proxy and the Ingress controller stop routing to it before the process stops
+           accepting. An exec of the image's /bin/sleep, not the `sleep` lifecycle action (beta only since
+           Kubernetes 1.30, and the chart supports 1.27). */}}
+    {{- with (int $v.shutdown.preStopSleepSeconds) }}
+    lifecycle:
+      preStop:
+        exec:
+          command: ["/bin/sleep", {{ . | toString | quote }}]
+    {{- end }}
     {{- if .grpcProbes }}
     {{- include "platform.grpcProbes" $root | nindent 4 }}
     {{- else }}

@@ -1,0 +1,239 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { isCI } from '../src/infra';
+
+/**
+ * helm/platform rendered with `helm template` and read back: what the chart promises about the network, shutdown,
+ * secrets and budgets. Needs helm on PATH (deploy/provision.sh --helm); skipped without it, failing under CI.
+ */
+const ROOT = path.resolve(__dirname, '../..');
+const CHART = path.join(ROOT, 'helm/platform');
+const ALL_IN_ONE = ['-f', path.join(CHART, 'values-all-in-one.yaml')];
+const GENERATE = ['--set', 'secrets.generate=true'];
+const KEYS = ['--set', 'secrets.ENCRYPTION_KEY=k1:MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=', '--set', 'secrets.API_KEY_PEPPER=cGVwcGVyLXBlcHBlci1wZXBwZXItcGVwcGVyLXBlcHBlcg=='];
+const SERVICE_TARGETS = ['identity', 'catalog', 'agents', 'knowledge', 'billing', 'notifications'];
+
+interface Container {
+  name: string;
+  ports?: Array<{ name: string; containerPort: number }>;
+  env?: Array<{ name: string; value?: string }>;
+  lifecycle?: { preStop?: { exec?: { command: string[] } } };
+  resources?: { limits?: Record<string, string>; requests?: Record<string, string> };
+}
+interface Peer {
+  podSelector?: { matchLabels?: Record<string, string> };
+  namespaceSelector?: { matchLabels?: Record<string, string> };
+}
+interface Manifest {
+  kind: string;
+  metadata: { name: string };
+  data?: Record<string, string>;
+  spec?: {
+    ports?: Array<{ name: string; port: number }>;
+    template?: { spec: { terminationGracePeriodSeconds: number; containers: Container[] } };
+    podSelector?: { matchLabels: Record<string, string> };
+    policyTypes?: string[];
+    ingress?: Array<{ from?: Peer[]; ports?: Array<{ port: number }> }>;
+    maxUnavailable?: number | string;
+    minAvailable?: number | string;
+  };
+}
+
+const helmFound = spawnSync('helm', ['version', '--short'], { encoding: 'utf8' }).status === 0;
+
+function render(...args: string[]): Manifest[] {
+  const out = execFileSync('helm', ['template', 'platform', CHART, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  return parseAllDocuments(out)
+    .map((doc) => doc.toJS() as Manifest | null)
+    .filter((doc): doc is Manifest => doc !== null);
+}
+
+/** The render's error message (helm exits non-zero), or '' when it rendered. */
+function renderError(...args: string[]): string {
+  const result = spawnSync('helm', ['template', 'platform', CHART, ...args], { encoding: 'utf8' });
+  return result.status === 0 ? '' : result.stderr;
+}
+
+function find(docs: Manifest[], kind: string, name: string): Manifest {
+  const found = docs.find((doc) => doc.kind === kind && doc.metadata.name === name);
+  if (!found) throw new Error(`no ${kind} ${name} in [${docs.map((d) => `${d.kind}/${d.metadata.name}`).join(', ')}]`);
+  return found;
+}
+
+function container(docs: Manifest[], deployment: string): Container {
+  return find(docs, 'Deployment', deployment).spec!.template!.spec.containers[0];
+}
+
+function env(c: Container, name: string): string | undefined {
+  return c.env?.find((e) => e.name === name)?.value;
+}
+
+const RELEASE = { 'app.kubernetes.io/name': 'platform', 'app.kubernetes.io/instance': 'platform' };
+
+(helmFound || isCI() ? describe : describe.skip)(`helm/platform${helmFound ? '' : ' (skipped: helm not on PATH)'}`, () => {
+  it('finds helm (under CI, deploy/provision.sh --helm provides it)', () => {
+    expect(helmFound).toBe(true);
+  });
+
+  describe('gRPC reachable only by the release', () => {
+    it('microservices: service targets listen on the pod network, and only the release (and grpcFrom) may reach the port', () => {
+      const docs = render(...GENERATE);
+      for (const name of SERVICE_TARGETS) {
+        const c = container(docs, `platform-${name}`);
+        expect(env(c, 'GRPC_HOST')).toBe('0.0.0.0');
+        expect(c.ports?.map((p) => p.name)).toEqual(['http', 'grpc']);
+      }
+      const policy = find(docs, 'NetworkPolicy', 'platform');
+      expect(policy.spec!.podSelector!.matchLabels).toEqual(RELEASE);
+      expect(policy.spec!.policyTypes).toEqual(['Ingress']);
+      const grpcRules = policy.spec!.ingress!.filter((rule) => rule.ports?.some((p) => p.port === 50051));
+      expect(grpcRules).toEqual([{ from: [{ podSelector: { matchLabels: RELEASE } }], ports: [{ port: 8080, protocol: 'TCP' }, { port: 50051, protocol: 'TCP' }] }]);
+      // Prometheus: the HTTP port only, from every pod in the cluster by default.
+      expect(policy.spec!.ingress).toContainEqual({ from: [{ namespaceSelector: {} }], ports: [{ port: 8080, protocol: 'TCP' }] });
+
+      const http = find(docs, 'NetworkPolicy', 'platform-http');
+      expect(http.spec!.podSelector!.matchLabels).toEqual({ ...RELEASE, 'app.kubernetes.io/component': 'gateway' });
+      expect(http.spec!.ingress).toEqual([{ ports: [{ port: 8080, protocol: 'TCP' }] }]);
+      // Every rule that admits 50051 names its sources: none admits it from anywhere.
+      for (const doc of docs.filter((d) => d.kind === 'NetworkPolicy')) {
+        for (const rule of doc.spec!.ingress!) {
+          if (rule.ports?.some((p) => p.port === 50051)) expect(rule.from?.length).toBeGreaterThan(0);
+        }
+      }
+    });
+
+    it('takes httpFrom, metricsFrom and grpcFrom as peers, and renders no policy when disabled', () => {
+      const monitoring = { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } };
+      const ingress = { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'ingress-nginx' } } };
+      const other = { podSelector: { matchLabels: { 'app.kubernetes.io/instance': 'other' } } };
+      const docs = render(
+        ...GENERATE,
+        '--set-json', `networkPolicy.metricsFrom=${JSON.stringify([monitoring])}`,
+        '--set-json', `networkPolicy.httpFrom=${JSON.stringify([ingress])}`,
+        '--set-json', `networkPolicy.grpcFrom=${JSON.stringify([other])}`,
+      );
+      const policy = find(docs, 'NetworkPolicy', 'platform');
+      expect(policy.spec!.ingress).toEqual([
+        { from: [{ podSelector: { matchLabels: RELEASE } }, other], ports: [{ port: 8080, protocol: 'TCP' }, { port: 50051, protocol: 'TCP' }] },
+        { from: [monitoring], ports: [{ port: 8080, protocol: 'TCP' }] },
+      ]);
+      expect(find(docs, 'NetworkPolicy', 'platform-http').spec!.ingress).toEqual([{ ports: [{ port: 8080, protocol: 'TCP' }], from: [ingress] }]);
+
+      const none = render(...GENERATE, '--set-json', 'networkPolicy.metricsFrom=[]');
+      expect(find(none, 'NetworkPolicy', 'platform').spec!.ingress).toHaveLength(1);
+      expect(render(...GENERATE, '--set', 'networkPolicy.enabled=false').filter((d) => d.kind === 'NetworkPolicy')).toEqual([]);
+    });
+
+    it('all-in-one: gRPC stays on loopback, off the Service and out of the policy', () => {
+      const docs = render(...ALL_IN_ONE, ...GENERATE);
+      const c = container(docs, 'platform');
+      expect(env(c, 'GRPC_HOST')).toBeUndefined(); // --target=all binds 127.0.0.1 by default
+      expect(env(c, 'GRPC_PORT')).toBe('50051');
+      expect(c.ports?.map((p) => p.name)).toEqual(['http']);
+      expect(find(docs, 'Service', 'platform').spec!.ports!.map((p) => p.port)).toEqual([8080]);
+      const policies = docs.filter((d) => d.kind === 'NetworkPolicy');
+      expect(policies.map((p) => p.metadata.name)).toEqual(['platform', 'platform-http']);
+      expect(JSON.stringify(policies)).not.toContain('50051');
+      expect(find(docs, 'NetworkPolicy', 'platform-http').spec!.podSelector!.matchLabels).toEqual({ ...RELEASE, 'app.kubernetes.io/component': 'all' });
+    });
+  });
+
+  describe('shutdown', () => {
+    it('sleeps in preStop, and the grace period outlasts the sleep plus SHUTDOWN_TIMEOUT_SECONDS', () => {
+      for (const docs of [render(...GENERATE), render(...ALL_IN_ONE, ...GENERATE)]) {
+        const deployments = docs.filter((d) => d.kind === 'Deployment');
+        expect(deployments.length).toBeGreaterThan(0);
+        for (const d of deployments) {
+          const pod = d.spec!.template!.spec;
+          expect(pod.containers[0].lifecycle).toEqual({ preStop: { exec: { command: ['/bin/sleep', '5'] } } });
+          expect(pod.terminationGracePeriodSeconds).toBe(5 + 25 + 10);
+        }
+      }
+      const longer = render(...GENERATE, '--set', 'shutdown.preStopSleepSeconds=10', '--set', 'config.SHUTDOWN_TIMEOUT_SECONDS=60');
+      const pod = find(longer, 'Deployment', 'platform-gateway').spec!.template!.spec;
+      expect(pod.containers[0].lifecycle!.preStop!.exec!.command).toEqual(['/bin/sleep', '10']);
+      expect(pod.terminationGracePeriodSeconds).toBe(10 + 60 + 10);
+
+      const off = find(render(...GENERATE, '--set', 'shutdown.preStopSleepSeconds=0'), 'Deployment', 'platform-identity').spec!.template!.spec;
+      expect(off.containers[0].lifecycle).toBeUndefined();
+      expect(off.terminationGracePeriodSeconds).toBe(35);
+      expect(renderError(...GENERATE, '--set', 'shutdown.graceMarginSeconds=0')).toContain('graceMarginSeconds must be at least 1');
+    });
+  });
+
+  describe('ENCRYPTION_KEY and API_KEY_PEPPER', () => {
+    it('refuses to render generated keys without secrets.generate (no live Secret outside helm install/upgrade)', () => {
+      const error = renderError();
+      expect(error).toContain('secrets.ENCRYPTION_KEY and secrets.API_KEY_PEPPER');
+      expect(error).toContain('secrets.generate=true');
+      expect(renderError(...ALL_IN_ONE)).toContain('secrets.ENCRYPTION_KEY');
+      expect(renderError('--set', 'secrets.ENCRYPTION_KEY=k1:abc')).toContain('empty secrets.API_KEY_PEPPER,');
+    });
+
+    it('renders explicit keys as given, nothing for an existing Secret, and generated keys only when asked', () => {
+      const secret = find(render(...KEYS), 'Secret', 'platform-secrets');
+      expect(Buffer.from(secret.data!.ENCRYPTION_KEY, 'base64').toString()).toBe('k1:MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=');
+      expect(Buffer.from(secret.data!.API_KEY_PEPPER, 'base64').toString()).toBe('cGVwcGVyLXBlcHBlci1wZXBwZXItcGVwcGVyLXBlcHBlcg==');
+
+      const existing = render('--set', 'secrets.existingSecret=mine');
+      expect(existing.filter((d) => d.kind === 'Secret')).toEqual([]);
+      expect(JSON.stringify(container(existing, 'platform-gateway'))).toContain('"secretRef":{"name":"mine"}');
+
+      const generated = find(render(...GENERATE), 'Secret', 'platform-secrets');
+      // randBytes 32, base64: a 32-byte key.
+      expect(Buffer.from(Buffer.from(generated.data!.ENCRYPTION_KEY, 'base64').toString(), 'base64')).toHaveLength(32);
+    });
+  });
+
+  describe('configuration', () => {
+    it('keeps BOOTSTRAP_ADMIN_PASSWORD in the Secret and refuses secret values in config', () => {
+      const docs = render(...KEYS, '--set', 'secrets.BOOTSTRAP_ADMIN_PASSWORD=correct horse', '--set', 'config.BOOTSTRAP_ADMIN_EMAIL=admin@example.com');
+      const secret = find(docs, 'Secret', 'platform-secrets');
+      expect(Buffer.from(secret.data!.BOOTSTRAP_ADMIN_PASSWORD, 'base64').toString()).toBe('correct horse');
+      const config = find(docs, 'ConfigMap', 'platform-config');
+      expect(config.data!.BOOTSTRAP_ADMIN_EMAIL).toBe('admin@example.com');
+      expect(config.data).not.toHaveProperty('BOOTSTRAP_ADMIN_PASSWORD');
+      expect(find(render(...KEYS), 'Secret', 'platform-secrets').data).not.toHaveProperty('BOOTSTRAP_ADMIN_PASSWORD');
+
+      for (const key of ['BOOTSTRAP_ADMIN_PASSWORD', 'DATABASE_URL', 'ENCRYPTION_KEY']) {
+        expect(renderError(...KEYS, '--set', `config.${key}=x`)).toContain(`config.${key} would land in the ConfigMap`);
+      }
+    });
+
+    it('sets PLATFORM_VERSION from the image tag, the chart appVersion by default', () => {
+      expect(env(container(render(...KEYS), 'platform-identity'), 'PLATFORM_VERSION')).toBe('0.1.0');
+      expect(env(container(render(...KEYS, '--set', 'image.tag=1.2.3'), 'platform-gateway'), 'PLATFORM_VERSION')).toBe('1.2.3');
+      const own = render(...KEYS, '--set', 'config.PLATFORM_VERSION=custom');
+      expect(env(container(own, 'platform-gateway'), 'PLATFORM_VERSION')).toBeUndefined();
+      expect(find(own, 'ConfigMap', 'platform-config').data!.PLATFORM_VERSION).toBe('custom');
+    });
+
+    it('leaves tracing to the OTEL variables: no OTEL_SDK_DISABLED by default', () => {
+      expect(find(render(...KEYS), 'ConfigMap', 'platform-config').data).not.toHaveProperty('OTEL_SDK_DISABLED');
+    });
+
+    it('gives the all-in-one process 1Gi requested and 2Gi at most', () => {
+      expect(container(render(...ALL_IN_ONE, ...KEYS), 'platform').resources).toEqual({ requests: { cpu: '250m', memory: '1Gi' }, limits: { memory: '2Gi' } });
+    });
+  });
+
+  describe('PodDisruptionBudget', () => {
+    function budgets(...args: string[]): Record<string, Manifest['spec']> {
+      return Object.fromEntries(render(...KEYS, ...args).filter((d) => d.kind === 'PodDisruptionBudget').map((d) => [d.metadata.name, d.spec]));
+    }
+
+    it('keeps maxUnavailable 0 (no voluntary eviction) instead of turning it into 1', () => {
+      expect(budgets('--set', 'targets.identity.podDisruptionBudget.maxUnavailable=0')['platform-identity']).toMatchObject({ maxUnavailable: 0 });
+      const all = budgets('--set', 'targetDefaults.podDisruptionBudget.maxUnavailable=0');
+      expect(Object.values(all).map((spec) => spec!.maxUnavailable)).toEqual(Array(7).fill(0));
+    });
+
+    it('defaults to maxUnavailable 1, and minAvailable wins when given', () => {
+      expect(budgets()['platform-catalog']).toMatchObject({ maxUnavailable: 1 });
+      const min = budgets('--set', 'targets.catalog.podDisruptionBudget.minAvailable=1')['platform-catalog'];
+      expect(min).toMatchObject({ minAvailable: 1 });
+      expect(min).not.toHaveProperty('maxUnavailable');
+    });
+  });
+});

@@ -33,10 +33,11 @@ const HOUSEKEEPING_EVERY_MS = 60 * 60 * 1000;
 const MAX_BACKOFF_MS = 30_000;
 
 /**
- * Publishes a schema's outbox to the bus. A batch is locked (`FOR UPDATE SKIP LOCKED`, so replicas share the
- * work), published, then marked sent, all in one transaction: if publishing fails nothing is marked and the
- * batch is retried; if the process dies after publishing but before committing, the next relay publishes it
- * again. Delivery is therefore at-least-once, and consumers deduplicate by event id (`consumeEvents`).
+ * Publishes a schema's outbox to the bus, in order. One relay per schema publishes at a time (a transaction-level
+ * advisory lock; other replicas skip the round), so a key's events reach the bus in the order they were written.
+ * A batch is locked, published, then marked sent, all in one transaction: if publishing fails nothing is marked
+ * and the batch is retried; if the process dies after publishing but before committing, the next relay publishes
+ * it again. Delivery is therefore at-least-once, and consumers deduplicate by event id (`consumeEvents`).
  */
 export class OutboxRelay {
   private readonly schema: string;
@@ -76,6 +77,15 @@ export class OutboxRelay {
   async drainOnce(): Promise<number> {
     const { db, bus } = this.options;
     return db.transaction(async (tx) => {
+      // One relay per schema at a time: replicas that each published a batch of their own could reach the bus in
+      // either order, and a key's events with them (server.unhealthy after server.healthy). The lock ends with
+      // the transaction; a replica that does not get it skips this round.
+      const { rows: locked } = await tx.query<{ acquired: boolean }>(
+        'SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS acquired',
+        [`outbox_relay:${this.schema}`],
+        { prepared: 'outbox_relay_lock' },
+      );
+      if (!locked[0]?.acquired) return 0;
       const { rows } = await tx.query<UnsentEvent>(
         `SELECT id, topic, key, payload, headers FROM ${this.schema}.outbox
           WHERE sent_at IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`,

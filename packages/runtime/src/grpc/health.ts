@@ -19,9 +19,9 @@ export class HealthRegistry {
     this.implementation.setStatus(serviceName, serving ? 'SERVING' : 'NOT_SERVING');
   }
 
-  /** Marks every service reported so far, and the overall server, NOT_SERVING. */
-  setAllNotServing(): void {
-    for (const name of new Set([...this.known, OVERALL_HEALTH])) this.setServing(name, false);
+  /** Marks every service reported so far, and the overall server, SERVING or NOT_SERVING. */
+  setAll(serving: boolean): void {
+    for (const name of new Set([...this.known, OVERALL_HEALTH])) this.setServing(name, serving);
   }
 }
 

@@ -13,3 +13,4 @@ export type {
   GrpcCallOptions,
 } from './types';
 export { isReadMethod, readMethodsOf } from './read-methods';
+export { followReadiness, type ReadinessHealth, type ReadinessHealthOptions } from './readiness-health';

@@ -77,9 +77,22 @@ export class GrpcServer {
     this.health.setServing(serviceNameOf(definition), true);
   }
 
-  /** Sets the grpc.health.v1 status of a service by its full name (`''` is the whole server). */
+  /**
+   * Sets the grpc.health.v1 status of a service by its full name (`''` is the whole server). Once `stop` began, the
+   * server stays NOT_SERVING whatever is asked.
+   */
   setServing(serviceName: string, serving: boolean): void {
+    if (this.stopping) return;
     this.health.setServing(serviceName, serving);
+  }
+
+  /**
+   * Sets every service of this server, and the server as a whole, SERVING or NOT_SERVING: what the process's
+   * dependency checks decide (readiness-health.ts). Ignored once `stop` began.
+   */
+  setAllServing(serving: boolean): void {
+    if (this.stopping) return;
+    this.health.setAll(serving);
   }
 
   /**
@@ -114,7 +127,7 @@ export class GrpcServer {
    * whatever is still running after `graceMs`.
    */
   stop(graceMs: number): Promise<void> {
-    this.health.setAllNotServing();
+    this.health.setAll(false);
     this.stopping = true;
     const drained = Promise.all([
       new Promise<void>((resolve) => this.server.tryShutdown(() => resolve())),

@@ -8,14 +8,23 @@ export interface OpsRouterOptions {
   logger?: Logger;
 }
 
-/** The operations endpoints every process serves: liveness, readiness and Prometheus metrics. */
+/**
+ * Liveness: answering at all is the signal; it must not depend on anything outside the process. Cheap enough to be
+ * served on a public port too (the edge's, for load balancers and the image's HEALTHCHECK).
+ */
+export function livenessHandler(_req: Request, res: Response): void {
+  res.set('Cache-Control', 'no-store').status(200).json({ status: 'ok' });
+}
+
+/**
+ * The operations endpoints every process serves on its ops listener (OPS_PORT, never the public port): liveness,
+ * readiness and Prometheus metrics. Readiness runs the process's dependency checks; `dependencies` in its body lists
+ * what the process calls but does not need in order to be ready (the edge's services), which never fails it.
+ */
 export function createOpsRouter(options: OpsRouterOptions): Router {
   const router = Router();
 
-  // Liveness: answering at all is the signal; it must not depend on anything outside the process.
-  router.get('/healthz', (_req: Request, res: Response) => {
-    res.set('Cache-Control', 'no-store').status(200).json({ status: 'ok' });
-  });
+  router.get('/healthz', livenessHandler);
 
   router.get('/readyz', async (_req: Request, res: Response) => {
     let report: ReadinessReport;
@@ -29,7 +38,7 @@ export function createOpsRouter(options: OpsRouterOptions): Router {
     res
       .set('Cache-Control', 'no-store')
       .status(ready ? 200 : 503)
-      .json({ status: ready ? 'ok' : 'unavailable', checks: report.checks });
+      .json({ status: ready ? 'ok' : 'unavailable', checks: report.checks, ...(report.dependencies ? { dependencies: report.dependencies } : {}) });
   });
 
   router.get('/metrics', async (_req: Request, res: Response) => {

@@ -1,6 +1,7 @@
-import type { Server } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../logging';
+import { gracefulClose } from './graceful-close';
 import { createOpsApp } from './ops-app';
 import type { ReadinessReport } from './readiness';
 
@@ -14,27 +15,26 @@ export interface OpsServerOptions {
 export interface OpsServer {
   /** The port actually bound (useful with port 0). */
   port: number;
-  close(): Promise<void>;
+  /** Stops accepting; a probe or scrape in flight gets `graceMs` to finish. */
+  close(graceMs?: number): Promise<void>;
 }
 
-/** Listens with `createOpsApp` on its own port (for example a metrics port beside a gRPC-only process). */
+/**
+ * The process's ops listener (OPS_PORT): `/healthz`, `/readyz` and `/metrics` on a port of their own, for probes
+ * and Prometheus, never exposed through the Ingress (docs/architecture.md, Health, readiness and ops).
+ */
 export async function startOpsServer(options: OpsServerOptions): Promise<OpsServer> {
   const app = createOpsApp({ readiness: options.readiness, logger: options.logger });
-  const server = await new Promise<Server>((resolve, reject) => {
-    const listening = app.listen(options.port, options.host ?? '0.0.0.0', (error?: Error) =>
-      error ? reject(error) : resolve(listening),
-    );
+  const server = createServer({ keepAliveTimeout: 65_000 }, app);
+  const close = gracefulClose(server);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
   });
   const port = (server.address() as AddressInfo).port;
-  options.logger.info({ port }, 'ops server listening');
-
-  return {
-    port,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.close((error) => (error ? reject(error) : resolve()));
-        // Probes keep connections alive; close idle ones so shutdown does not wait for their timeout.
-        server.closeIdleConnections();
-      }),
-  };
+  options.logger.info({ port }, 'ops listener listening');
+  return { port, close: (graceMs = 2_000) => close(graceMs) };
 }

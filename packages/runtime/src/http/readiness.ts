@@ -5,6 +5,11 @@ export interface ReadinessCheck {
   name: string;
   /** Resolves when the dependency answers; rejects (with anything) when it does not. */
   check(): Promise<void>;
+  /**
+   * Reported (under `dependencies`) but never a reason to be unready: something this process calls but does not
+   * need in order to serve, such as the services behind the edge, each of which has readiness of its own.
+   */
+  informational?: boolean;
 }
 
 export interface ReadinessCheckResult {
@@ -14,8 +19,12 @@ export interface ReadinessCheckResult {
 }
 
 export interface ReadinessReport {
+  /** `ok` when every check in `checks` passed. */
   status: 'ok' | 'unavailable';
+  /** What readiness requires. */
   checks: Record<string, ReadinessCheckResult>;
+  /** The informational checks, when there are any: shown, never counted. */
+  dependencies?: Record<string, ReadinessCheckResult>;
 }
 
 class ReadinessTimeout extends Error {
@@ -34,8 +43,8 @@ function withTimeout(promise: Promise<void>, timeoutMs: number): Promise<void> {
 }
 
 /**
- * Runs every check concurrently, each bounded by `timeoutMs`. The report only says which check failed and
- * whether it timed out: driver errors can carry host names or connection strings, so their detail goes to the
+ * Runs every check concurrently, each bounded by `timeoutMs`; informational checks are reported apart and do not
+ * change the status. The report only says which check failed and whether it timed out: driver errors can carry host names or connection strings, so their detail goes to the
  * log (when a logger is given) and never into the response.
  */
 export async function runReadinessChecks(
@@ -44,24 +53,28 @@ export async function runReadinessChecks(
   logger?: Logger,
 ): Promise<ReadinessReport> {
   const results = await Promise.all(
-    checks.map(async (check): Promise<[string, ReadinessCheckResult]> => {
+    checks.map(async (check): Promise<[ReadinessCheck, ReadinessCheckResult]> => {
       try {
         // Wrapped so a check that throws synchronously is reported like one that rejects.
         await withTimeout(Promise.resolve().then(() => check.check()), timeoutMs);
-        return [check.name, { ok: true }];
+        return [check, { ok: true }];
       } catch (error) {
         const timedOut = error instanceof ReadinessTimeout;
         logger?.warn(
           { check: check.name, reason: timedOut ? 'timeout' : error instanceof Error ? error.name : 'error' },
           'readiness check failed',
         );
-        return [check.name, { ok: false, error: timedOut ? 'timed out' : 'unavailable' }];
+        return [check, { ok: false, error: timedOut ? 'timed out' : 'unavailable' }];
       }
     }),
   );
   const report: ReadinessReport = { status: 'ok', checks: {} };
-  for (const [name, result] of results) {
-    report.checks[name] = result;
+  for (const [check, result] of results) {
+    if (check.informational) {
+      (report.dependencies ??= {})[check.name] = result;
+      continue;
+    }
+    report.checks[check.name] = result;
     if (!result.ok) report.status = 'unavailable';
   }
   return report;

@@ -1,6 +1,8 @@
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { createLogger } from '../../src/logging';
-import { runReadinessChecks, startOpsServer, type OpsServer, type ReadinessCheck } from '../../src/http';
+import { gracefulClose, runReadinessChecks, startOpsServer, type OpsServer, type ReadinessCheck } from '../../src/http';
 
 function silentLogger() {
   const lines: Record<string, unknown>[] = [];
@@ -72,6 +74,54 @@ describe('runReadinessChecks', () => {
   });
 });
 
+describe('runReadinessChecks: informational checks', () => {
+  it('lists them under dependencies, where a failure leaves the status ok', async () => {
+    const downstream = { ...failing('service:notifications', 'not serving'), informational: true };
+    const report = await runReadinessChecks([passing('cache'), downstream], 1_000);
+    expect(report).toEqual({
+      status: 'ok',
+      checks: { cache: { ok: true } },
+      dependencies: { 'service:notifications': { ok: false, error: 'unavailable' } },
+    });
+  });
+});
+
+describe('gracefulClose', () => {
+  /** A server whose answers wait until the test ends them; keep-alive as long as the edge's. */
+  async function heldServer(): Promise<{ url: string; held: ServerResponse[]; arrived: Promise<void>; close: ReturnType<typeof gracefulClose> }> {
+    const held: ServerResponse[] = [];
+    let arrive!: () => void;
+    const arrived = new Promise<void>((resolve) => (arrive = resolve));
+    const server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
+      if (req.url === '/stream') {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.flushHeaders();
+      }
+      held.push(res);
+      if (held.length === 2) arrive();
+    });
+    const close = gracefulClose(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, held, arrived, close };
+  }
+
+  it('closes a keep-alive connection as soon as its answer, finished after the close began, is done', async () => {
+    const { url, held, arrived, close } = await heldServer();
+    const plain = fetch(`${url}/plain`);
+    const stream = fetch(`${url}/stream`);
+    await arrived;
+    // A grace far longer than the test: the close must not wait for it, nor for the 65 s keep-alive.
+    const closed = close(10 * 60_000);
+    for (const res of held) res.end('done');
+    const [plainResponse, streamResponse] = await Promise.all([plain, stream]);
+    // The answer not yet begun tells the client not to reuse the connection.
+    expect(plainResponse.headers.get('connection')).toBe('close');
+    expect(await plainResponse.text()).toBe('done');
+    expect(await streamResponse.text()).toBe('done');
+    await closed;
+  });
+});
+
 describe('startOpsServer', () => {
   let server: OpsServer;
   let ready = true;
@@ -82,7 +132,8 @@ describe('startOpsServer', () => {
       port: 0,
       host: '127.0.0.1',
       logger,
-      readiness: () => runReadinessChecks(ready ? [passing('database')] : [failing('database', 'down')], 500),
+      readiness: () =>
+        runReadinessChecks([ready ? passing('database') : failing('database', 'down'), { ...failing('service:billing', 'down'), informational: true }], 500),
     });
   });
   afterAll(() => server.close());
@@ -96,16 +147,17 @@ describe('startOpsServer', () => {
     expect(response.headers.get('x-powered-by')).toBeNull();
   });
 
-  it('answers /readyz with 200 when ready and 503 with the failing check when not', async () => {
+  it('answers /readyz with 200 when ready and 503 with the failing check when not, listing informational ones apart', async () => {
     ready = true;
     const ok = await fetch(url('/readyz'));
     expect(ok.status).toBe(200);
-    expect(await ok.json()).toEqual({ status: 'ok', checks: { database: { ok: true } } });
+    const dependencies = { 'service:billing': { ok: false, error: 'unavailable' } };
+    expect(await ok.json()).toEqual({ status: 'ok', checks: { database: { ok: true } }, dependencies });
 
     ready = false;
     const down = await fetch(url('/readyz'));
     expect(down.status).toBe(503);
-    expect(await down.json()).toEqual({ status: 'unavailable', checks: { database: { ok: false, error: 'unavailable' } } });
+    expect(await down.json()).toEqual({ status: 'unavailable', checks: { database: { ok: false, error: 'unavailable' } }, dependencies });
   });
 
   it('serves Prometheus metrics with the registry content type', async () => {

@@ -5,7 +5,7 @@ import { errorHandler } from './error-handler';
 import { jsonBodyMiddleware } from './json-body';
 import { notFoundHandler } from './not-found';
 import { buildOpenApiDocument } from './openapi';
-import { createOpsRouter, type Logger, type ReadinessReport } from '@platform/runtime';
+import { livenessHandler, type Logger } from '@platform/runtime';
 import { requestIdMiddleware } from './request-id';
 import { toExpressPath, type AnyRouteDefinition } from './route';
 import { routeHandler, type Authenticate } from './route-handler';
@@ -28,7 +28,6 @@ export interface EdgeConfig {
 export interface EdgeAppOptions {
   config: EdgeConfig;
   logger: Logger;
-  readiness: () => Promise<ReadinessReport>;
   routes: readonly AnyRouteDefinition[];
   /** Identifies the caller of a `/v1` route before validation; plugged in by the identity feature. */
   authenticate?: Authenticate;
@@ -51,7 +50,7 @@ function assertUniqueRoutes(routes: readonly AnyRouteDefinition[]): void {
 }
 
 /**
- * The HTTP edge: request ids, tracing, access logs and metrics around the ops endpoints, the `/v1` routes
+ * The HTTP edge: request ids, tracing, access logs and metrics around `/healthz`, the `/v1` routes
  * (JSON only), the OpenAPI document and whatever `mount` adds; unknown routes and every error are rendered in
  * the one error shape.
  */
@@ -78,7 +77,9 @@ export function createEdgeApp(options: EdgeAppOptions): Express {
   app.use(accessLogMiddleware(logger));
   app.use('/v1', jsonBodyMiddleware(config.bodyLimitBytes));
 
-  app.use(createOpsRouter({ readiness: options.readiness, logger }));
+  // Liveness only: /readyz (which calls the dependencies) and /metrics are served on the ops listener (OPS_PORT),
+  // which the Ingress does not route (docs/architecture.md, Health, readiness and ops).
+  app.get('/healthz', livenessHandler);
 
   app.get(OPENAPI_PATH, (_req: Request, res: Response) => {
     setRouteTemplate(res, OPENAPI_PATH);

@@ -3,18 +3,17 @@ import { createEdgeApp } from './app';
 import { createAuthenticator } from './auth/authenticate';
 import { compileTrustProxy } from './client-address';
 import type { EdgeDeps } from './edge-deps';
-import { onEdgeStop } from './edge-stop';
+import { onEdgeDrain, onEdgeStop } from './edge-stop';
 import { createMcpEndpoint } from './mcp/endpoint';
 import { createTokenEndpoint } from './oauth/token-endpoint';
 import { mountNonApiRoutes, v1Routes } from './routes';
-import type { ReadinessReport } from '@platform/runtime';
 
 /**
  * The platform's edge as one request listener: the MCP endpoint `/mcp/{slug}` and the OAuth token endpoint (the hot
  * paths, served without express), then every other route, the authentication hook and the browser pages on one
  * express app.
  */
-export function createEdge(deps: EdgeDeps, options: { bodyLimitBytes: number; trustProxy?: string; readiness: () => Promise<ReadinessReport> }): RequestListener {
+export function createEdge(deps: EdgeDeps, options: { bodyLimitBytes: number; trustProxy?: string }): RequestListener {
   // Compiled once and shared, so express's `req.ip` and the token endpoint name the same client.
   const trustProxy = compileTrustProxy(options.trustProxy);
   const app = createEdgeApp({
@@ -25,7 +24,6 @@ export function createEdge(deps: EdgeDeps, options: { bodyLimitBytes: number; tr
       trustProxy,
     },
     logger: deps.logger,
-    readiness: options.readiness,
     routes: v1Routes(deps),
     authenticate: createAuthenticator({
       identity: deps.clients.identity,
@@ -41,6 +39,9 @@ export function createEdge(deps: EdgeDeps, options: { bodyLimitBytes: number; tr
   const edge: RequestListener = (req, res) => {
     if (!mcp.serve(req, res) && !token.serve(req, res)) app(req, res);
   };
+  // When the listener begins draining, the MCP endpoint ends its GET streams (they would hold the drain for its whole
+  // grace); when the edge stops, after the drain, it closes (flushing call records).
+  onEdgeDrain(edge, () => mcp.drain());
   onEdgeStop(edge, () => mcp.close());
   return edge;
 }

@@ -11,7 +11,7 @@ export { routeTemplateOf, setRouteTemplate } from './route-template';
 export { toAppError } from './to-app-error';
 export * from './edge';
 export * from './edge-deps';
-export { onEdgeStop, stopEdge } from './edge-stop';
+export { drainEdge, onEdgeDrain, onEdgeStop, stopEdge } from './edge-stop';
 export { createCallRecorder, CALL_BATCH_EVENT_TYPE, type CallRecorderOptions, type McpCallBatchCall, type McpCallBatchData, type McpCallContext } from './mcp/call-recorder';
 export type { CallRecorder, McpCallEvent, McpCallOutcome } from './mcp/call-record';
 export * from './auth/policy';

@@ -1,17 +1,12 @@
 import type { Express } from 'express';
-import type { ReadinessReport } from '@platform/runtime';
+import { metricsRegistry } from '@platform/runtime';
 import { accessLogFor, startEdge, type RunningEdge, readJson } from './support';
 import { testRoutes } from './routes';
 
 let edge: RunningEdge;
-let ready = true;
 beforeAll(async () => {
   edge = await startEdge({
     routes: testRoutes,
-    readiness: async (): Promise<ReadinessReport> =>
-      ready
-        ? { status: 'ok', checks: { database: { ok: true } } }
-        : { status: 'unavailable', checks: { database: { ok: true }, bus: { ok: false, error: 'timed out' } } },
     // Stands in for the OAuth routes a later feature mounts outside /v1.
     mount: (app: Express) => {
       app.post('/oauth/token', (_req, res) => {
@@ -136,27 +131,17 @@ describe('ops endpoints on the edge', () => {
     expect(response.headers.get('x-powered-by')).toBeNull();
   });
 
-  it('answers /readyz 200 when ready and 503 naming the failed check when not', async () => {
-    ready = true;
-    const ok = await fetch(edge.url('/readyz'));
-    expect(ok.status).toBe(200);
-    expect(await readJson(ok)).toEqual({ status: 'ok', checks: { database: { ok: true } } });
-    ready = false;
-    const down = await fetch(edge.url('/readyz'));
-    expect(down.status).toBe(503);
-    expect(await readJson(down)).toEqual({
-      status: 'unavailable',
-      checks: { database: { ok: true }, bus: { ok: false, error: 'timed out' } },
-    });
-    ready = true;
+  it('serves neither /readyz nor /metrics on the public port (they are on the ops listener)', async () => {
+    for (const path of ['/readyz', '/metrics']) {
+      const response = await fetch(edge.url(path));
+      expect(response.status).toBe(404);
+      expect((await readJson(response)).error.code).toBe('not_found');
+    }
   });
 
-  it('serves /metrics with request durations by route template', async () => {
+  it('records request durations by route template, for /metrics on the ops listener', async () => {
     await fetch(edge.url('/v1/teams/metrics-team/things/5'));
-    const response = await fetch(edge.url('/metrics'));
-    expect(response.status).toBe(200);
-    expect(response.headers.get('content-type')).toMatch(/^text\/plain/);
-    const text = await response.text();
+    const text = await metricsRegistry.metrics();
     expect(text).toContain('platform_http_request_duration_seconds_bucket');
     expect(text).toMatch(/platform_http_request_duration_seconds_count\{method="GET",route="\/v1\/teams\/\{team\}\/things\/\{thingId\}",status="200"\} \d+/);
     expect(text).not.toContain('metrics-team');

@@ -17,7 +17,6 @@ export async function startEdge(options: Partial<EdgeAppOptions> & Pick<EdgeAppO
   const app = createEdgeApp({
     config: { appUrl: 'https://platform.example.test', bodyLimitBytes: 1024, instanceName: 'Test Platform' },
     logger,
-    readiness: async () => ({ status: 'ok', checks: {} }),
     ...options,
   });
   const server = await new Promise<Server>((resolve, reject) => {

@@ -11,7 +11,7 @@ import { spawnPlatform, stopPlatformProcess, waitReady } from './platform-proces
 export function embeddedEnv(): { env: NodeJS.ProcessEnv; cleanup(): Promise<void> } {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'platform-'));
   return {
-    env: { DATA_DIR: dataDir, PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'silent' },
+    env: { DATA_DIR: dataDir, PORT: '0', OPS_PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'silent' },
     cleanup: async () => rmSync(dataDir, { recursive: true, force: true }),
   };
 }
@@ -26,6 +26,7 @@ export async function realInfraEnv(urls: { postgres: string; redis: string; kafk
   return {
     env: {
       PORT: '0',
+      OPS_PORT: '0',
       GRPC_PORT: '0',
       GRPC_HOST: '127.0.0.1',
       LOG_LEVEL: 'silent',
@@ -49,8 +50,10 @@ export async function realInfraEnv(urls: { postgres: string; redis: string; kafk
 export interface TestPlatform {
   platform: RunningPlatform;
   env: NodeJS.ProcessEnv;
-  /** Absolute URL of a path on the platform's HTTP listener. */
+  /** Absolute URL of a path on the platform's HTTP listener (the edge). */
   url(pathname: string): string;
+  /** Absolute URL of a path on the platform's ops listener: /healthz, /readyz, /metrics. */
+  opsUrl(pathname: string): string;
   /** The APP_URL origin, which browser writes must send as Origin. */
   origin: string;
   /** APP_URL: gateways' resources are `{appUrl}/mcp/{slug}`. */
@@ -87,7 +90,8 @@ export async function startTestPlatform(options: { env?: NodeJS.ProcessEnv; embe
   return {
     platform,
     env,
-    url: (pathname) => `http://127.0.0.1:${platform.httpPort}${pathname}`,
+    url: (pathname) => platformUrl(platform, pathname),
+    opsUrl: (pathname) => platformOpsUrl(platform, pathname),
     origin: new URL(appUrl).origin,
     appUrl,
     async stop() {
@@ -97,9 +101,15 @@ export async function startTestPlatform(options: { env?: NodeJS.ProcessEnv; embe
   };
 }
 
-/** Absolute URL of a path on a running platform's HTTP listener. */
+/** Absolute URL of a path on a running platform's HTTP listener (the edge; a process without one has none). */
 export function platformUrl(platform: RunningPlatform, pathname: string): string {
+  if (platform.httpPort === undefined) throw new Error('this platform runs no edge: it has no public HTTP listener');
   return `http://127.0.0.1:${platform.httpPort}${pathname}`;
+}
+
+/** Absolute URL of a path on a running platform's ops listener (/healthz, /readyz, /metrics). */
+export function platformOpsUrl(platform: RunningPlatform, pathname: string): string {
+  return `http://127.0.0.1:${platform.opsPort}${pathname}`;
 }
 
 /**
@@ -113,11 +123,11 @@ export async function startEdgeReplica(first: TestPlatform, env: NodeJS.ProcessE
   const address = first.platform.grpcAddress;
   if (!address || first.env.DATABASE_URL === undefined) throw new Error('an edge replica needs a platform on real infrastructure');
   const addresses = Object.fromEntries(['IDENTITY', 'CATALOG', 'AGENTS', 'KNOWLEDGE', 'BILLING', 'NOTIFICATIONS'].map((name) => [`${name}_SERVICE_ADDR`, address]));
-  const port = await freePort();
-  const child = spawnPlatform('gateway', { ...process.env, ...first.env, ...addresses, PORT: String(port), GRPC_PORT: '0', ...env });
+  const [port, opsPort] = [await freePort(), await freePort()];
+  const child = spawnPlatform('gateway', { ...process.env, ...first.env, ...addresses, PORT: String(port), OPS_PORT: String(opsPort), GRPC_PORT: '0', ...env });
   const url = (pathname: string) => `http://127.0.0.1:${port}${pathname}`;
   try {
-    await waitReady(url('/readyz'), [child]);
+    await waitReady(`http://127.0.0.1:${opsPort}/readyz`, [child]);
   } catch (error) {
     await stopPlatformProcess(child);
     throw error;

@@ -54,6 +54,12 @@ export interface DataPlane {
   legacy: LegacySseConnections;
   /** Asks the catalog to re-discover a server that said its lists changed (debounced per server). */
   refreshSoon(server: RuntimeServer): void;
+  /**
+   * Aborted once the edge's listener began draining (`drain`): open GET streams end at once and new ones are refused,
+   * so a stream a client keeps open does not hold the edge's stop for the whole drain grace.
+   */
+  draining: AbortSignal;
+  drain(): void;
   close(): Promise<void>;
 }
 
@@ -79,6 +85,7 @@ export function createDataPlane(deps: EdgeDeps): DataPlane {
   const inFlight = new InFlightRequests(deps.cache);
   const recorder = createCallRecorder(deps);
   const refreshTimers = new Map<string, NodeJS.Timeout>();
+  const draining = new AbortController();
 
   const listening = Promise.all([liveness.listen(), inFlight.listen()]).catch((error: unknown) => {
     logger.error({ err: error }, 'the MCP data plane could not subscribe to session signals; relying on expiry');
@@ -113,7 +120,12 @@ export function createDataPlane(deps: EdgeDeps): DataPlane {
       timer.unref();
       refreshTimers.set(server.id, timer);
     },
+    draining: draining.signal,
+    drain() {
+      draining.abort();
+    },
     async close() {
+      draining.abort();
       for (const timer of refreshTimers.values()) clearTimeout(timer);
       await listening;
       exposures.close();

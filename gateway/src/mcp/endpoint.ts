@@ -23,6 +23,8 @@ const HANDLERS: Record<string, Handler> = { POST: handlePost, GET: handleGet, DE
 export interface McpEndpoint {
   /** Serves the request when its path is `/mcp/{slug}` and returns true; false leaves it to the rest of the edge. */
   serve(req: IncomingMessage, res: ServerResponse): boolean;
+  /** The listener began draining: end the open GET streams and refuse new ones (DataPlane.drain). */
+  drain(): void;
   close(): Promise<void>;
 }
 
@@ -34,7 +36,14 @@ export interface McpEndpoint {
  */
 export function createMcpEndpoint(deps: EdgeDeps): McpEndpoint {
   let plane: DataPlane | undefined;
-  const dataPlane = (): DataPlane => (plane ??= createDataPlane(deps));
+  let draining = false;
+  const dataPlane = (): DataPlane => {
+    if (!plane) {
+      plane = createDataPlane(deps);
+      if (draining) plane.drain();
+    }
+    return plane;
+  };
   const settings = deps.settings.mcp ?? DEFAULT_MCP_SETTINGS;
   const origin = originCheck(deps.settings.appUrl, settings.allowedOrigins);
   const checkToken = createGatewayTokenCheck(deps);
@@ -76,6 +85,10 @@ export function createMcpEndpoint(deps: EdgeDeps): McpEndpoint {
         dispatch(req, res, decodeSlug(slug)).catch((error: unknown) => answerFailure(deps, res, error)),
       );
       return true;
+    },
+    drain() {
+      draining = true;
+      plane?.drain();
     },
     async close() {
       await plane?.close();

@@ -37,6 +37,8 @@ export async function handleGet(plane: DataPlane, req: IncomingMessage, res: Ser
   const { key, session } = await requireSession(plane, req, principal);
   const resolved = await plane.exposures.get(principal.gateway.slug, readAt);
   if (closed.aborted) return;
+  // The edge is stopping: a stream opened now would be ended at once; the client opens it again on another replica.
+  if (plane.draining.aborted) throw new McpHttpError(503, RPC.internalError, 'Service Unavailable: this gateway replica is shutting down; reconnect', { 'retry-after': '1' });
   claimGetStream(plane, key, closed);
   const stopWatching = endWhenAccessEnds(plane, principal, recheck, res, closed);
   try {
@@ -83,7 +85,11 @@ function closeSignalOf(res: ServerResponse): AbortSignal {
   return closed.signal;
 }
 
-/** Streams the upstreams' messages and the gateway's notices to the client until it leaves, then stops them all. */
+/**
+ * Streams the upstreams' messages and the gateway's notices to the client until it leaves, then stops them all. When
+ * the edge begins draining the stream is ended (a clean end of the response, which the client may open again
+ * elsewhere): its closing then stops the relays as a client leaving does.
+ */
 async function relayUntilClosed(ctx: CallContext, reply: ClientReply, closed: AbortSignal): Promise<void> {
   reply.startStream();
   const keepAlive = setInterval(() => reply.keepAlive(), KEEP_ALIVE_MS);
@@ -95,7 +101,7 @@ async function relayUntilClosed(ctx: CallContext, reply: ClientReply, closed: Ab
   // stream stays open for the gateway's own notices whatever they do, and is not held up by their teardown.
   for (const server of ctx.resolved.exposure.runtime.servers) void pumpUpstream(ctx, server, reply, closed);
   try {
-    await untilAborted(closed);
+    await untilEither(closed, ctx.plane.draining);
   } finally {
     clearInterval(keepAlive);
     stopListening();
@@ -103,8 +109,18 @@ async function relayUntilClosed(ctx: CallContext, reply: ClientReply, closed: Ab
   }
 }
 
-function untilAborted(signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })));
+/** Resolves when either signal aborts; forgets its listeners then. */
+function untilEither(a: AbortSignal, b: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (a.aborted || b.aborted) return resolve();
+    const done = () => {
+      a.removeEventListener('abort', done);
+      b.removeEventListener('abort', done);
+      resolve();
+    };
+    a.addEventListener('abort', done, { once: true });
+    b.addEventListener('abort', done, { once: true });
+  });
 }
 
 /**

@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { RuntimeServer } from '@platform/proto/gen/platform/catalog/v1/catalog';
+import { createMemoryCache } from '@platform/runtime';
 import { expectEventually, memoryLogger } from '@platform/test';
 import { Agent } from 'undici';
 import type { DataPlane } from '../../src/mcp/data-plane';
@@ -117,8 +118,13 @@ function standInPlane(upstreamUrl: string) {
   const openedSessions = new Map<string, { id: string; key: string; session: McpSession }>();
   let isEnded: () => Promise<boolean> = () => Promise.resolve(false);
   const dispatcher = new Agent();
+  const draining = new AbortController();
+  // The stream follows the shared auth generation (it ends when access ends): an in-memory cache of its own.
+  const cache = createMemoryCache({ keyPrefix: `get-stream-${randomUUID()}:` });
   const plane = {
-    deps: { logger: logger.logger },
+    draining: draining.signal,
+    drain: () => draining.abort(),
+    deps: { logger: logger.logger, cache },
     settings: { sessionMaxAgeSeconds: 3600, maxMessageBytes: 1 << 20 },
     dispatcher,
     openedSessions,
@@ -159,7 +165,10 @@ function standInPlane(upstreamUrl: string) {
       return id;
     },
     /** Destroyed rather than closed: a relay that leaked (the failure under test) would keep a close waiting. */
-    close: () => dispatcher.destroy(),
+    close: async () => {
+      await dispatcher.destroy();
+      await cache.close();
+    },
   };
 }
 
@@ -265,6 +274,35 @@ describe('the client GET stream over its life', () => {
     await handled;
     expect(stand.listeners.size).toBe(0);
     await expectEventually(() => expect(upstream.getsOf(upstreamSession).filter((get) => get.open)).toHaveLength(0));
+  });
+
+  it('ends an open stream cleanly when the edge begins draining, and stops everything it started', async () => {
+    const upstreamSession = await openUpstreamSession(upstream.url);
+    const reached = once(upstream.events, 'get');
+    const { client, handled } = await clientGet(stand.clientSession(upstreamSession));
+    const [response] = (await once(client, 'response')) as [IncomingMessage];
+    expect(response.statusCode).toBe(200);
+    await reached;
+    const ended = once(response.resume(), 'end');
+
+    stand.plane.drain();
+    // The response ends as a complete HTTP message (the client may open the stream again elsewhere), not a reset.
+    await ended;
+    await handled;
+    expect(stand.listeners.size).toBe(0);
+    await expectEventually(() => expect(upstream.getsOf(upstreamSession).filter((get) => get.open)).toHaveLength(0));
+  });
+
+  it('refuses a GET that arrives while the edge drains (503), starting nothing', async () => {
+    const upstreamSession = await openUpstreamSession(upstream.url);
+    stand.plane.drain();
+    const { client, handled } = await clientGet(stand.clientSession(upstreamSession));
+    const [response] = (await once(client, 'response')) as [IncomingMessage];
+    expect(response.statusCode).toBe(503);
+    response.resume();
+    await handled;
+    expect(stand.listeners.size).toBe(0);
+    expect(upstream.getsOf(upstreamSession)).toHaveLength(0);
   });
 
   it('stops asking an upstream that refuses a second GET stream for the session (409), and says so once', async () => {

@@ -113,7 +113,7 @@ describe('answers', () => {
 describe('observability', () => {
   it('records the duration metric under the route /oauth/token, never the raw path', async () => {
     await fetch(platform.url('/oauth/token?secret-looking=abc123'), { method: 'DELETE' });
-    const metrics = await (await fetch(platform.url('/metrics'))).text();
+    const metrics = await (await fetch(platform.opsUrl('/metrics'))).text();
     expect(metrics).toMatch(/platform_http_request_duration_seconds_count\{method="DELETE",route="\/oauth\/token",status="405"\} \d+/);
     expect(metrics).not.toContain('secret-looking');
   });

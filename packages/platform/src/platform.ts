@@ -1,12 +1,15 @@
 import { createLogger, loadConfig, resolveStartOrder, startModules, type Logger } from '@platform/runtime';
 import type { PlatformContext } from './context';
 import { MODULES } from './modules';
+import type { HttpListeners } from './modules/http';
 import { parseTargets } from './targets';
 
 export interface RunningPlatform {
   context: PlatformContext;
-  /** Port the HTTP listener bound (useful with PORT=0). */
-  httpPort: number;
+  /** Port the edge's public listener bound (useful with PORT=0); undefined when this process runs no edge. */
+  httpPort: number | undefined;
+  /** Port the ops listener bound (/healthz, /readyz, /metrics; useful with OPS_PORT=0). */
+  opsPort: number;
   /** Address of this process's gRPC server, when it hosts services. */
   grpcAddress: string | undefined;
   stop(): Promise<void>;
@@ -26,12 +29,22 @@ export async function startPlatform(options: { target?: string; env?: NodeJS.Pro
     logger,
     targets,
     readiness: [],
-    shutdownGraceMs: config.env.SHUTDOWN_TIMEOUT_SECONDS * 1000,
+    shutdownGraceMs: drainGraceMs(config.env.SHUTDOWN_TIMEOUT_SECONDS),
   };
   const order = resolveStartOrder(MODULES, modules);
   logger.info({ targets, modules: order, storage: config.storage.kind, cache: config.cache.kind, bus: config.bus.kind }, 'starting');
   const { running, stop } = await startModules(MODULES, order, context, logger);
-  const http = running.get<{ port: number }>('http');
-  logger.info({ targets, port: http.port }, 'ready to serve');
-  return { context, httpPort: http.port, grpcAddress: context.localGrpcAddress, stop };
+  const http = running.get<HttpListeners>('http');
+  logger.info({ targets, port: http.port, opsPort: http.opsPort }, 'ready to serve');
+  return { context, httpPort: http.port, opsPort: http.opsPort, grpcAddress: context.localGrpcAddress, stop };
+}
+
+/**
+ * The shutdown budget, SHUTDOWN_TIMEOUT_SECONDS, split between the stop's phases (docs/architecture.md, Stopping):
+ * each listener's drain (the edge's HTTP listener, then the gRPC server) may take at most 40 % of it, so after both
+ * at least a fifth is left for what follows them (the call-record flush, relays, consumers, closing the ports); the
+ * executable exits at the budget plus 5 s whatever is still running (main.ts).
+ */
+export function drainGraceMs(shutdownTimeoutSeconds: number): number {
+  return Math.round(shutdownTimeoutSeconds * 1000 * 0.4);
 }

@@ -1,6 +1,7 @@
 import { openApiProblems } from '@platform/test';
 import { startPlatform, type RunningPlatform } from '../src/platform';
-import { embeddedEnv, platformUrl } from '@platform/test';
+import { checkHealth, OVERALL_HEALTH, type ReadinessCheck } from '@platform/runtime';
+import { embeddedEnv, expectEventually, platformOpsUrl, platformUrl } from '@platform/test';
 
 /**
  * What a newcomer gets from `npm start`: every module in one process on embedded PGlite, the in-process bus
@@ -24,15 +25,23 @@ describe('--target=all with no configuration', () => {
     expect(platform.context.config.bus.kind).toBe('memory');
   });
 
-  it('is live and ready, with every service answering its gRPC health check', async () => {
-    expect((await fetch(platformUrl(platform, '/healthz'))).status).toBe(200);
-    const ready = await fetch(platformUrl(platform, '/readyz'));
-    const body = (await ready.json()) as { status: string; checks: Record<string, { ok: boolean }> };
+  it("is live and ready on the ops listener, listing each service's gRPC health apart from what readiness requires", async () => {
+    expect((await fetch(platformOpsUrl(platform, '/healthz'))).status).toBe(200);
+    const ready = await fetch(platformOpsUrl(platform, '/readyz'));
+    const body = (await ready.json()) as { status: string; checks: Record<string, { ok: boolean }>; dependencies: Record<string, { ok: boolean }> };
     expect(ready.status).toBe(200);
-    expect(Object.keys(body.checks).sort()).toEqual(
-      ['bus', 'cache', 'database', ...['agents', 'billing', 'catalog', 'identity', 'knowledge', 'notifications'].map((s) => `service:${s}`)].sort(),
+    expect(Object.keys(body.checks).sort()).toEqual(['bus', 'cache', 'database']);
+    expect(Object.keys(body.dependencies).sort()).toEqual(
+      ['agents', 'billing', 'catalog', 'identity', 'knowledge', 'notifications'].map((s) => `service:${s}`).sort(),
     );
-    expect(Object.values(body.checks).every((c) => c.ok)).toBe(true);
+    expect(Object.values({ ...body.checks, ...body.dependencies }).every((c) => c.ok)).toBe(true);
+  });
+
+  it('keeps /readyz and /metrics off the public port, which answers only a cheap /healthz', async () => {
+    expect(platform.opsPort).not.toBe(platform.httpPort);
+    expect((await fetch(platformUrl(platform, '/healthz'))).status).toBe(200);
+    expect((await fetch(platformUrl(platform, '/readyz'))).status).toBe(404);
+    expect((await fetch(platformUrl(platform, '/metrics'))).status).toBe(404);
   });
 
   it('serves a valid OpenAPI 3.1 document', async () => {
@@ -51,11 +60,35 @@ describe('--target=all with no configuration', () => {
     expect(body.error.requestId).toBe(response.headers.get('x-request-id'));
   });
 
-  it('exposes Prometheus metrics', async () => {
-    const response = await fetch(platformUrl(platform, '/metrics'));
+  it("exposes Prometheus metrics on the ops listener, the edge's requests among them", async () => {
+    await fetch(platformUrl(platform, '/v1/openapi.json'));
+    const response = await fetch(platformOpsUrl(platform, '/metrics'));
     expect(response.status).toBe(200);
-    expect(await response.text()).toContain('platform_http_request_duration_seconds');
+    expect(await response.text()).toMatch(/platform_http_request_duration_seconds_count\{method="GET",route="\/v1\/openapi.json",status="200"\} \d+/);
   });
+
+  it("follows its readiness checks in the services' gRPC health: NOT_SERVING while one fails, SERVING once it passes", async () => {
+    let failing = true;
+    const flaky: ReadinessCheck = {
+      name: 'flaky',
+      check: async () => {
+        if (failing) throw new Error('down');
+      },
+    };
+    platform.context.readiness.push(flaky);
+    const address = platform.grpcAddress!;
+    try {
+      // The process's rounds run every few seconds; each is awaited here rather than timed.
+      await expectEventually(async () => expect(await checkHealth(address, 'platform.billing.v1.BillingService')).toBe(false), 20_000);
+      expect(await checkHealth(address, OVERALL_HEALTH)).toBe(false);
+      expect((await fetch(platformOpsUrl(platform, '/readyz'))).status).toBe(503);
+      failing = false;
+      await expectEventually(async () => expect(await checkHealth(address, 'platform.billing.v1.BillingService')).toBe(true), 20_000);
+      expect(await checkHealth(address, OVERALL_HEALTH)).toBe(true);
+    } finally {
+      platform.context.readiness.splice(platform.context.readiness.indexOf(flaky), 1);
+    }
+  }, 60_000);
 
   it('applied each service its migrations and reports them over gRPC', async () => {
     const clients = platform.context;

@@ -10,10 +10,10 @@ describe('the platform executable', () => {
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
   it('becomes ready, then on SIGTERM stops its modules in reverse order and exits 0', async () => {
-    const port = await freePort();
+    const [port, opsPort] = [await freePort(), await freePort()];
     const child = spawn(process.execPath, ['--import', 'tsx', 'packages/platform/src/main.ts'], {
       cwd: path.resolve(__dirname, '../../..'),
-      env: { ...process.env, NODE_OPTIONS: '', DATA_DIR: dataDir, PORT: String(port), GRPC_PORT: '0', LOG_LEVEL: 'debug' },
+      env: { ...process.env, NODE_OPTIONS: '', DATA_DIR: dataDir, PORT: String(port), OPS_PORT: String(opsPort), GRPC_PORT: '0', LOG_LEVEL: 'debug' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
@@ -24,7 +24,7 @@ describe('the platform executable', () => {
     const deadline = Date.now() + 60_000;
     let ready = false;
     while (!ready && Date.now() < deadline && child.exitCode === null) {
-      ready = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status === 200, () => false);
+      ready = await fetch(`http://127.0.0.1:${opsPort}/readyz`).then((r) => r.status === 200, () => false);
       if (!ready) await new Promise((resolve) => setTimeout(resolve, 250));
     }
     expect(ready).toBe(true);

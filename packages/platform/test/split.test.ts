@@ -1,4 +1,4 @@
-import { describeWith, infraUrl, platformUrl, realInfraEnv } from '@platform/test';
+import { describeWith, infraUrl, platformOpsUrl, platformUrl, realInfraEnv } from '@platform/test';
 import { startPlatform, type RunningPlatform } from '../src/platform';
 
 /**
@@ -40,21 +40,33 @@ describeWith('postgres', 'services and the edge in separate processes', (postgre
     expect(services.context.config.bus.kind).toBe('kafka');
   });
 
-  it('makes the edge ready once every remote service is serving', async () => {
-    const response = await fetch(platformUrl(edge, '/readyz'));
+  it('makes the edge ready, with every remote service serving among its dependencies', async () => {
+    const response = await fetch(platformOpsUrl(edge, '/readyz'));
     expect(response.status).toBe(200);
+    const body = (await response.json()) as { checks: Record<string, { ok: boolean }>; dependencies: Record<string, { ok: boolean }> };
+    // What the edge uses itself; the database the module graph opens is only listed.
+    expect(Object.keys(body.checks).sort()).toEqual(['bus', 'cache']);
+    expect(body.dependencies['service:notifications']).toEqual({ ok: true });
+    expect(body.dependencies.database).toEqual({ ok: true });
   });
 
-  it('gives the service process its own health, readiness and metrics on PORT', async () => {
-    expect((await fetch(platformUrl(services, '/healthz'))).status).toBe(200);
-    expect((await fetch(platformUrl(services, '/readyz'))).status).toBe(200);
-    expect((await fetch(platformUrl(services, '/metrics'))).status).toBe(200);
-    expect((await fetch(platformUrl(services, '/v1/openapi.json'))).status).toBe(404);
+  it('gives the service process its health, readiness and metrics on the ops port, and no public HTTP listener', async () => {
+    expect(services.httpPort).toBeUndefined();
+    expect((await fetch(platformOpsUrl(services, '/healthz'))).status).toBe(200);
+    expect((await fetch(platformOpsUrl(services, '/readyz'))).status).toBe(200);
+    expect((await fetch(platformOpsUrl(services, '/metrics'))).status).toBe(200);
+    expect((await fetch(platformOpsUrl(services, '/v1/openapi.json'))).status).toBe(404);
+    expect((await fetch(platformUrl(edge, '/metrics'))).status).toBe(404);
   });
 
-  it('makes the edge unready when the services go away', async () => {
+  it('keeps the edge ready when the services go away, reporting them unavailable as dependencies', async () => {
     await services.stop();
-    const response = await fetch(platformUrl(edge, '/readyz'));
-    expect(response.status).toBe(503);
+    const response = await fetch(platformOpsUrl(edge, '/readyz'));
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as { status: string; dependencies: Record<string, { ok: boolean; error?: string }> };
+    expect(body.status).toBe('ok');
+    for (const name of ['identity', 'catalog', 'agents', 'knowledge', 'billing', 'notifications']) {
+      expect(body.dependencies[`service:${name}`]).toMatchObject({ ok: false });
+    }
   });
 });

@@ -2,7 +2,6 @@ import { createEdge, stopEdge } from '@platform/gateway';
 import {
   checkHealth,
   createRateLimiter,
-  runReadinessChecks,
   SERVICE_NAMES,
   type Cache,
   type EventBus,
@@ -14,15 +13,25 @@ import {
 } from '@platform/runtime';
 import type { PlatformContext } from '../context';
 
+/** What the edge itself uses to serve: the cache (rate limits, sessions, signals) and the bus (call records). */
+const EDGE_NEEDS = new Set(['cache', 'bus']);
+
 /**
- * The HTTP edge. It depends on every service, so it is ready only when each answers its gRPC health check.
+ * The HTTP edge. Its readiness is what it needs itself, never the services behind it: each service has its own
+ * readiness (its gRPC health), and one of them down (a notifications pod draining, say) must not take every edge out
+ * of its Service. Each service's gRPC health is still checked on /readyz, reported under `dependencies`. In a
+ * process that runs only the edge, the other checks (the database the module graph opens) are informational too.
  */
 export async function gatewayModule(ctx: PlatformContext, running: RunningModules): Promise<RunningModule> {
   const clients = running.get<ServiceClients>('clients');
   const cache = running.get<Cache>('cache');
+  if (!ctx.localGrpcServer) {
+    for (const check of ctx.readiness) if (!EDGE_NEEDS.has(check.name)) check.informational = true;
+  }
   for (const name of SERVICE_NAMES) {
     ctx.readiness.push({
       name: `service:${name}`,
+      informational: true,
       async check() {
         const healthy = await checkHealth(clients.addressOf(name), clients.healthName(name), 1_000);
         if (!healthy) throw new Error(`${name} is not serving`);
@@ -57,11 +66,11 @@ export async function gatewayModule(ctx: PlatformContext, running: RunningModule
     },
     {
       bodyLimitBytes: env.BODY_LIMIT_BYTES,
-      readiness: () => runReadinessChecks(ctx.readiness, 2_000),
       ...(env.TRUST_PROXY !== undefined ? { trustProxy: env.TRUST_PROXY } : {}),
     },
   );
-  // The HTTP listener stops first (it starts after this module), so in-flight requests have finished; the bus stops
-  // after (it is a dependency), so the data plane's closing flush of call records can still publish.
+  // The HTTP listener stops first (it starts after this module): it has ended the /mcp GET streams (drainEdge) and
+  // in-flight requests have finished; the bus stops after (it is a dependency), so the data plane's closing flush of
+  // call records can still publish.
   return { value: app, stop: () => stopEdge(app) };
 }

@@ -1,7 +1,8 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { unique } from './fixtures';
 import type { ApiClient, ApiResponse } from './http-client';
-import { authorizeAsPerson, pkcePair } from './oauth-browser';
+import { authorizeAsPerson, gatewayUser, pkcePair } from './oauth-browser';
 import type { TestPlatform } from './platform';
 
 /**
@@ -110,4 +111,70 @@ export async function connectMcpClient(
   });
   await client.connect(transport);
   return { client, transport };
+}
+
+/** A gateway of its own team, its owner's API client and an access token for it. */
+export interface FrontedGateway {
+  owner: ApiClient;
+  teamSlug: string;
+  gatewaySlug: string;
+  /** The servers' ids, in the order given. */
+  serverIds: string[];
+  token: string;
+}
+
+/**
+ * A new person owning a new team whose gateway fronts `servers` (each registered, discovered and published, which
+ * needs MCP_PUBLISH_POLICY=self_publish), with an access token for the gateway. `label` names the team and gateway.
+ */
+export async function gatewayFronting(platform: TestPlatform, label: string, servers: Parameters<typeof publishedMcpServer>[2][]): Promise<FrontedGateway> {
+  const teamSlug = unique(`${label}-team`);
+  const gatewaySlug = unique(`${label}-gw`);
+  const user = await gatewayUser(platform, { email: `${unique(label)}@example.test`, teamSlug, gatewaySlug });
+  const owner = user.person.client;
+  const serverIds: string[] = [];
+  for (const server of servers) serverIds.push(await publishedMcpServer(owner, teamSlug, server));
+  await setGatewayServers(owner, teamSlug, gatewaySlug, serverIds.map((serverId) => ({ serverId })));
+  const token = await gatewayAccessToken(platform, owner.cookieHeader(), gatewaySlug);
+  return { owner, teamSlug, gatewaySlug, serverIds, token };
+}
+
+/** POSTs one JSON-RPC message (or batch) to `/mcp/{slug}` over plain HTTP, as a client without the SDK would. */
+export function postMcp(platform: TestPlatform, gateway: Pick<FrontedGateway, 'gatewaySlug' | 'token'>, body: unknown, session?: string, protocolVersion?: string): Promise<Response> {
+  return fetch(platform.url(`/mcp/${gateway.gatewaySlug}`), {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${gateway.token}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...(session ? { 'mcp-session-id': session } : {}),
+      ...(protocolVersion ? { 'mcp-protocol-version': protocolVersion } : {}),
+    },
+    body: JSON.stringify(body),
+  });
+}
+
+/**
+ * An MCP session opened over plain HTTP (initialize, then notifications/initialized), for tests that must not have
+ * an SDK client (which opens a GET stream of its own). Returns the session id.
+ */
+export async function rawMcpSession(platform: TestPlatform, gateway: Pick<FrontedGateway, 'gatewaySlug' | 'token'>, protocolVersion = '2025-06-18'): Promise<string> {
+  const initialized = await postMcp(platform, gateway, { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion, capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+  if (initialized.status !== 200) throw new Error(`initialize: ${initialized.status} ${await initialized.text()}`);
+  const negotiated = ((await initialized.json()) as { result: { protocolVersion: string } }).result.protocolVersion;
+  if (negotiated !== protocolVersion) throw new Error(`initialize negotiated ${negotiated}, not ${protocolVersion}`);
+  const session = initialized.headers.get('mcp-session-id')!;
+  const acknowledged = await postMcp(platform, gateway, { jsonrpc: '2.0', method: 'notifications/initialized' }, session, protocolVersion);
+  if (acknowledged.status !== 202) throw new Error(`notifications/initialized: ${acknowledged.status}`);
+  return session;
+}
+
+/** How a response's body finished: a clean end, or broken off. */
+export async function readToEnd(response: Response): Promise<'ended' | 'broken'> {
+  const reader = response.body!.getReader();
+  try {
+    for (;;) if ((await reader.read()).done) return 'ended';
+  } catch {
+    return 'broken';
+  }
 }

@@ -1,13 +1,11 @@
 import {
   eventually,
-  gatewayAccessToken,
-  gatewayUser,
-  publishedMcpServer,
-  setGatewayServers,
+  gatewayFronting,
+  postMcp,
+  rawMcpSession,
   startMcpUpstream,
   startTestPlatform,
-  unique,
-  type ApiClient,
+  type FrontedGateway,
   type McpUpstream,
   type TestPlatform,
 } from '@platform/test';
@@ -20,19 +18,12 @@ import {
 describe('MCP gateway data plane: JSON-RPC batches', () => {
   let platform: TestPlatform;
   let upstream: McpUpstream;
-  let owner: ApiClient;
-  let token: string;
-  const teamSlug = unique('batch-team');
-  const gatewaySlug = unique('batch-gw');
+  let gateway: FrontedGateway;
 
   beforeAll(async () => {
     upstream = await startMcpUpstream({ name: 'delta' });
     platform = await startTestPlatform({ env: { ALLOWED_INTERNAL_NETWORKS: '127.0.0.0/8', MCP_PUBLISH_POLICY: 'self_publish' } });
-    const user = await gatewayUser(platform, { email: `${unique('batch')}@example.test`, teamSlug, gatewaySlug });
-    owner = user.person.client;
-    const serverId = await publishedMcpServer(owner, teamSlug, { slug: 'delta', url: upstream.url });
-    await setGatewayServers(owner, teamSlug, gatewaySlug, [{ serverId }]);
-    token = await gatewayAccessToken(platform, owner.cookieHeader(), gatewaySlug);
+    gateway = await gatewayFronting(platform, 'batch', [{ slug: 'delta', url: upstream.url }]);
   }, 120_000);
 
   afterAll(async () => {
@@ -40,27 +31,8 @@ describe('MCP gateway data plane: JSON-RPC batches', () => {
     await upstream?.close();
   });
 
-  const post = (body: unknown, session?: string, protocolVersion?: string) =>
-    fetch(platform.url(`/mcp/${gatewaySlug}`), {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${token}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        ...(session ? { 'mcp-session-id': session } : {}),
-        ...(protocolVersion ? { 'mcp-protocol-version': protocolVersion } : {}),
-      },
-      body: JSON.stringify(body),
-    });
-
-  async function sessionOf(protocolVersion: string): Promise<string> {
-    const initialized = await post({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion, capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
-    expect(initialized.status).toBe(200);
-    expect(((await initialized.json()) as { result: { protocolVersion: string } }).result.protocolVersion).toBe(protocolVersion);
-    const session = initialized.headers.get('mcp-session-id')!;
-    expect((await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, session, protocolVersion)).status).toBe(202);
-    return session;
-  }
+  const post = (body: unknown, session?: string, protocolVersion?: string) => postMcp(platform, gateway, body, session, protocolVersion);
+  const sessionOf = (protocolVersion: string) => rawMcpSession(platform, gateway, protocolVersion);
 
   /** The JSON-RPC messages of an SSE body. */
   const messagesOf = (body: string) =>
@@ -91,7 +63,7 @@ describe('MCP gateway data plane: JSON-RPC batches', () => {
     expect(byId.get(3)!.error).toMatchObject({ code: -32602 });
 
     const recorded = await eventually(async () => {
-      const calls = (await owner.get(`/v1/teams/${teamSlug}/calls?limit=100`)).body.data as { method: string; exposedName: string; outcome: string }[];
+      const calls = (await gateway.owner.get(`/v1/teams/${gateway.teamSlug}/calls?limit=100`)).body.data as { method: string; exposedName: string; outcome: string }[];
       return calls.filter((call) => call.exposedName === 'delta__echo' || call.exposedName === 'delta__nothing' || call.method === 'ping');
     }, (calls) => calls.length === 3);
     expect(recorded.map((call) => `${call.method} ${call.exposedName} ${call.outcome}`).sort()).toEqual([

@@ -3,13 +3,12 @@ import { LoggingMessageNotificationSchema, PromptListChangedNotificationSchema, 
 import {
   connectMcpClient,
   expectEventually,
-  gatewayAccessToken,
-  gatewayUser,
-  publishedMcpServer,
+  gatewayFronting,
+  rawMcpSession,
+  readToEnd,
   setGatewayServers,
   startMcpUpstream,
   startTestPlatform,
-  unique,
   type ApiClient,
   type McpUpstream,
   type TestPlatform,
@@ -25,18 +24,16 @@ describe('MCP gateway: the client GET stream', () => {
   let owner: ApiClient;
   let token: string;
   let serverId: string;
-  const teamSlug = unique('get-team');
-  const gatewaySlug = unique('get-gw');
+  let teamSlug: string;
+  let gatewaySlug: string;
   const open: Client[] = [];
 
   beforeAll(async () => {
     upstream = await startMcpUpstream({ name: 'alpha' });
     platform = await startTestPlatform({ env: { ALLOWED_INTERNAL_NETWORKS: '127.0.0.0/8', MCP_PUBLISH_POLICY: 'self_publish' } });
-    const user = await gatewayUser(platform, { email: `${unique('get')}@example.test`, teamSlug, gatewaySlug });
-    owner = user.person.client;
-    serverId = await publishedMcpServer(owner, teamSlug, { slug: 'alpha', url: upstream.url });
-    await setGatewayServers(owner, teamSlug, gatewaySlug, [{ serverId }]);
-    token = await gatewayAccessToken(platform, owner.cookieHeader(), gatewaySlug);
+    const gateway = await gatewayFronting(platform, 'get', [{ slug: 'alpha', url: upstream.url }]);
+    ({ owner, token, teamSlug, gatewaySlug } = gateway);
+    [serverId] = gateway.serverIds as [string];
   }, 120_000);
 
   afterAll(async () => {
@@ -164,30 +161,7 @@ describe('MCP gateway: the client GET stream', () => {
     return listed.find((gateway) => gateway.slug === slug)!;
   }
 
-  /** Resolves when the response's body ends (or breaks): the server closed the stream. */
-  async function readToEnd(response: Response): Promise<void> {
-    const reader = response.body!.getReader();
-    for (;;) {
-      const { done } = await reader.read().catch(() => ({ done: true }));
-      if (done) return;
-    }
-  }
-
-  /** A session opened with plain HTTP (no SDK client, which would open a GET stream of its own). */
-  async function rawSession(): Promise<string> {
-    const post = (body: unknown, session?: string) =>
-      fetch(platform.url(`/mcp/${gatewaySlug}`), {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...(session ? { 'mcp-session-id': session } : {}) },
-        body: JSON.stringify(body),
-      });
-    const initialized = await post({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
-    expect(initialized.status).toBe(200);
-    await initialized.text();
-    const session = initialized.headers.get('mcp-session-id')!;
-    expect((await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, session)).status).toBe(202);
-    return session;
-  }
+  const rawSession = () => rawMcpSession(platform, { gatewaySlug, token });
 
   async function rawGet(session: string): Promise<{ response: Response; stop(): void }> {
     const controller = new AbortController();

@@ -1,19 +1,6 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { LATEST_PROTOCOL_VERSION, McpError } from '@modelcontextprotocol/sdk/types.js';
-import {
-  connectMcpClient,
-  eventually,
-  gatewayAccessToken,
-  gatewayUser,
-  publishedMcpServer,
-  setGatewayServers,
-  startMcpUpstream,
-  startTestPlatform,
-  unique,
-  type ApiClient,
-  type McpUpstream,
-  type TestPlatform,
-} from '@platform/test';
+import { connectMcpClient, eventually, gatewayFronting, startMcpUpstream, startTestPlatform, type FrontedGateway, type McpUpstream, type TestPlatform } from '@platform/test';
 
 /**
  * An upstream with resumable streams (MCP 2025-11-25, the SDK's McpServer with an event store) behind the gateway:
@@ -24,22 +11,15 @@ describe('MCP gateway data plane: resumable upstream streams', () => {
   let platform: TestPlatform;
   let upstream: McpUpstream;
   let client: Client;
-  let owner: ApiClient;
-  let teamSlug: string;
-  const gatewaySlug = unique('resume-gw');
+  let gateway: FrontedGateway;
   const textOf = (result: unknown) => (result as { content: { text: string }[] }).content[0]!.text;
   const toolCalls = () => upstream.requests.filter((request) => request.method === 'POST' && request.headers['mcp-session-id']);
 
   beforeAll(async () => {
     upstream = await startMcpUpstream({ name: 'gamma', resumable: true });
     platform = await startTestPlatform({ env: { ALLOWED_INTERNAL_NETWORKS: '127.0.0.0/8', MCP_PUBLISH_POLICY: 'self_publish' } });
-    teamSlug = unique('resume-team');
-    const user = await gatewayUser(platform, { email: `${unique('resume')}@example.test`, teamSlug, gatewaySlug });
-    owner = user.person.client;
-    const serverId = await publishedMcpServer(owner, teamSlug, { slug: 'gamma', url: upstream.url });
-    await setGatewayServers(owner, teamSlug, gatewaySlug, [{ serverId }]);
-    const token = await gatewayAccessToken(platform, owner.cookieHeader(), gatewaySlug);
-    ({ client } = await connectMcpClient(platform, gatewaySlug, token));
+    gateway = await gatewayFronting(platform, 'resume', [{ slug: 'gamma', url: upstream.url }]);
+    ({ client } = await connectMcpClient(platform, gateway.gatewaySlug, gateway.token));
   }, 120_000);
 
   afterAll(async () => {
@@ -72,7 +52,7 @@ describe('MCP gateway data plane: resumable upstream streams', () => {
     expect(failure).toBeInstanceOf(McpError);
     expect(failure).toMatchObject({ code: -32010, message: expect.stringContaining("Upstream server 'gamma' is unreachable") });
     const record = await eventually(async () => {
-      const calls = (await owner.get(`/v1/teams/${teamSlug}/calls?limit=100`)).body.data as { exposedName: string; outcome: string; errorClass: string }[];
+      const calls = (await gateway.owner.get(`/v1/teams/${gateway.teamSlug}/calls?limit=100`)).body.data as { exposedName: string; outcome: string; errorClass: string }[];
       return calls.find((call) => call.exposedName === 'gamma__hangup');
     }, 'the call record of gamma__hangup');
     expect(record).toMatchObject({ outcome: 'upstream_unavailable', errorClass: 'unreachable' });

@@ -1,15 +1,4 @@
-import {
-  expectEventually,
-  gatewayAccessToken,
-  gatewayUser,
-  publishedMcpServer,
-  setGatewayServers,
-  startMcpUpstream,
-  startTestPlatform,
-  unique,
-  type McpUpstream,
-  type TestPlatform,
-} from '@platform/test';
+import { expectEventually, gatewayFronting, rawMcpSession, readToEnd, startMcpUpstream, startTestPlatform, type McpUpstream, type TestPlatform } from '@platform/test';
 
 /**
  * Stopping the edge while a client holds its MCP GET stream open (docs/architecture.md, Stopping). The stream lives
@@ -29,25 +18,10 @@ describe('stopping the platform with an open MCP GET stream', () => {
     upstream = await startMcpUpstream({ name: 'alpha' });
     // A drain grace (40 % of this) far longer than the test: a stop that waited for it would time the test out.
     platform = await startTestPlatform({ env: { ALLOWED_INTERNAL_NETWORKS: '127.0.0.0/8', MCP_PUBLISH_POLICY: 'self_publish', SHUTDOWN_TIMEOUT_SECONDS: '3600' } });
-    const teamSlug = unique('stop-team');
-    const gatewaySlug = unique('stop-gw');
-    const user = await gatewayUser(platform, { email: `${unique('stop')}@example.test`, teamSlug, gatewaySlug });
-    const serverId = await publishedMcpServer(user.person.client, teamSlug, { slug: 'alpha', url: upstream.url });
-    await setGatewayServers(user.person.client, teamSlug, gatewaySlug, [{ serverId }]);
-    const token = await gatewayAccessToken(platform, user.person.client.cookieHeader(), gatewaySlug);
-    const endpoint = platform.url(`/mcp/${gatewaySlug}`);
-
-    const post = (body: unknown, session?: string) =>
-      fetch(endpoint, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...(session ? { 'mcp-session-id': session } : {}) },
-        body: JSON.stringify(body),
-      });
-    const initialized = await post({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
-    expect(initialized.status).toBe(200);
-    await initialized.text();
-    const session = initialized.headers.get('mcp-session-id')!;
-    expect((await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, session)).status).toBe(202);
+    const gateway = await gatewayFronting(platform, 'stop', [{ slug: 'alpha', url: upstream.url }]);
+    const { token } = gateway;
+    const endpoint = platform.url(`/mcp/${gateway.gatewaySlug}`);
+    const session = await rawMcpSession(platform, gateway);
 
     const before = upstream.requests.length;
     const stream = await fetch(endpoint, { headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream', 'mcp-session-id': session } });
@@ -63,13 +37,3 @@ describe('stopping the platform with an open MCP GET stream', () => {
     expect(await ended).toBe('ended');
   }, 120_000);
 });
-
-/** How the response's body finished: a clean end, or broken off. */
-async function readToEnd(response: Response): Promise<'ended' | 'broken'> {
-  const reader = response.body!.getReader();
-  try {
-    for (;;) if ((await reader.read()).done) return 'ended';
-  } catch {
-    return 'broken';
-  }
-}

@@ -4,8 +4,8 @@ import { parseAllDocuments } from 'yaml';
 import { isCI } from '../src/infra';
 
 /**
- * helm/platform rendered with `helm template` and read back: what the chart promises about the network, shutdown,
- * secrets and budgets. Needs helm on PATH (deploy/provision.sh --helm); skipped without it, failing under CI.
+ * helm/platform rendered with `helm template` and read back: what the chart promises about ports and probes, the
+ * network, shutdown, secrets and budgets. Needs helm on PATH (deploy/provision.sh --helm); skipped without it, failing under CI.
  */
 const ROOT = path.resolve(__dirname, '../..');
 const CHART = path.join(ROOT, 'helm/platform');
@@ -14,10 +14,19 @@ const GENERATE = ['--set', 'secrets.generate=true'];
 const KEYS = ['--set', 'secrets.ENCRYPTION_KEY=k1:MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=', '--set', 'secrets.API_KEY_PEPPER=cGVwcGVyLXBlcHBlci1wZXBwZXItcGVwcGVyLXBlcHBlcg=='];
 const SERVICE_TARGETS = ['identity', 'catalog', 'agents', 'knowledge', 'billing', 'notifications'];
 
+interface Probe {
+  httpGet?: { path: string; port: string | number };
+  grpc?: { port: number };
+  tcpSocket?: unknown;
+  exec?: unknown;
+}
 interface Container {
   name: string;
   ports?: Array<{ name: string; containerPort: number }>;
   env?: Array<{ name: string; value?: string }>;
+  startupProbe?: Probe;
+  livenessProbe?: Probe;
+  readinessProbe?: Probe;
   lifecycle?: { preStop?: { exec?: { command: string[] } } };
   resources?: { limits?: Record<string, string>; requests?: Record<string, string> };
 }
@@ -30,7 +39,8 @@ interface Manifest {
   metadata: { name: string };
   data?: Record<string, string>;
   spec?: {
-    ports?: Array<{ name: string; port: number }>;
+    ports?: Array<{ name: string; port: number; targetPort?: string | number }>;
+    rules?: Array<{ http: { paths: Array<{ backend: { service: { name: string; port: { name?: string; number?: number } } } }> } }>;
     template?: { spec: { terminationGracePeriodSeconds: number; containers: Container[] } };
     podSelector?: { matchLabels: Record<string, string> };
     policyTypes?: string[];
@@ -69,6 +79,13 @@ function env(c: Container, name: string): string | undefined {
   return c.env?.find((e) => e.name === name)?.value;
 }
 
+/** The probe kind and target, without the timing. */
+function probe(p: Probe | undefined): Probe | undefined {
+  if (!p) return undefined;
+  const { httpGet, grpc, tcpSocket, exec } = p;
+  return Object.fromEntries(Object.entries({ httpGet, grpc, tcpSocket, exec }).filter(([, v]) => v !== undefined)) as Probe;
+}
+
 const RELEASE = { 'app.kubernetes.io/name': 'platform', 'app.kubernetes.io/instance': 'platform' };
 
 (helmFound || isCI() ? describe : describe.skip)(`helm/platform${helmFound ? '' : ' (skipped: helm not on PATH)'}`, () => {
@@ -82,22 +99,28 @@ const RELEASE = { 'app.kubernetes.io/name': 'platform', 'app.kubernetes.io/insta
       for (const name of SERVICE_TARGETS) {
         const c = container(docs, `platform-${name}`);
         expect(env(c, 'GRPC_HOST')).toBe('0.0.0.0');
-        expect(c.ports?.map((p) => p.name)).toEqual(['http', 'grpc']);
+        expect(c.ports?.map((p) => p.name)).toEqual(['ops', 'grpc']);
       }
       const policy = find(docs, 'NetworkPolicy', 'platform');
       expect(policy.spec!.podSelector!.matchLabels).toEqual(RELEASE);
       expect(policy.spec!.policyTypes).toEqual(['Ingress']);
       const grpcRules = policy.spec!.ingress!.filter((rule) => rule.ports?.some((p) => p.port === 50051));
-      expect(grpcRules).toEqual([{ from: [{ podSelector: { matchLabels: RELEASE } }], ports: [{ port: 8080, protocol: 'TCP' }, { port: 50051, protocol: 'TCP' }] }]);
-      // Prometheus: the HTTP port only, from every pod in the cluster by default.
-      expect(policy.spec!.ingress).toContainEqual({ from: [{ namespaceSelector: {} }], ports: [{ port: 8080, protocol: 'TCP' }] });
+      // The release's pods reach only the gRPC port: nothing of the release calls another pod's HTTP or ops port.
+      expect(grpcRules).toEqual([{ from: [{ podSelector: { matchLabels: RELEASE } }], ports: [{ port: 50051, protocol: 'TCP' }] }]);
+      // Prometheus: the ops port only, from every pod in the cluster by default.
+      expect(policy.spec!.ingress).toEqual([
+        { from: [{ podSelector: { matchLabels: RELEASE } }], ports: [{ port: 50051, protocol: 'TCP' }] },
+        { from: [{ namespaceSelector: {} }], ports: [{ port: 8081, protocol: 'TCP' }] },
+      ]);
 
       const http = find(docs, 'NetworkPolicy', 'platform-http');
       expect(http.spec!.podSelector!.matchLabels).toEqual({ ...RELEASE, 'app.kubernetes.io/component': 'gateway' });
       expect(http.spec!.ingress).toEqual([{ ports: [{ port: 8080, protocol: 'TCP' }] }]);
-      // Every rule that admits 50051 names its sources: none admits it from anywhere.
+      // Every rule names its ports (a rule without ports admits all of them), and every rule that admits 50051
+      // names its sources: none admits it from anywhere.
       for (const doc of docs.filter((d) => d.kind === 'NetworkPolicy')) {
         for (const rule of doc.spec!.ingress!) {
+          expect(rule.ports?.length).toBeGreaterThan(0);
           if (rule.ports?.some((p) => p.port === 50051)) expect(rule.from?.length).toBeGreaterThan(0);
         }
       }
@@ -115,13 +138,17 @@ const RELEASE = { 'app.kubernetes.io/name': 'platform', 'app.kubernetes.io/insta
       );
       const policy = find(docs, 'NetworkPolicy', 'platform');
       expect(policy.spec!.ingress).toEqual([
-        { from: [{ podSelector: { matchLabels: RELEASE } }, other], ports: [{ port: 8080, protocol: 'TCP' }, { port: 50051, protocol: 'TCP' }] },
-        { from: [monitoring], ports: [{ port: 8080, protocol: 'TCP' }] },
+        { from: [{ podSelector: { matchLabels: RELEASE } }, other], ports: [{ port: 50051, protocol: 'TCP' }] },
+        { from: [monitoring], ports: [{ port: 8081, protocol: 'TCP' }] },
       ]);
       expect(find(docs, 'NetworkPolicy', 'platform-http').spec!.ingress).toEqual([{ ports: [{ port: 8080, protocol: 'TCP' }], from: [ingress] }]);
 
       const none = render(...GENERATE, '--set-json', 'networkPolicy.metricsFrom=[]');
-      expect(find(none, 'NetworkPolicy', 'platform').spec!.ingress).toHaveLength(1);
+      expect(find(none, 'NetworkPolicy', 'platform').spec!.ingress).toEqual([{ from: [{ podSelector: { matchLabels: RELEASE } }], ports: [{ port: 50051, protocol: 'TCP' }] }]);
+      // All-in-one without metricsFrom: no rule at all in the release-wide policy (only the edge's HTTP port is open).
+      const aioNone = render(...ALL_IN_ONE, ...GENERATE, '--set-json', 'networkPolicy.metricsFrom=[]');
+      expect(find(aioNone, 'NetworkPolicy', 'platform').spec!.ingress).toEqual([]);
+      expect(find(aioNone, 'NetworkPolicy', 'platform-http').spec!.ingress).toEqual([{ ports: [{ port: 8080, protocol: 'TCP' }] }]);
       expect(render(...GENERATE, '--set', 'networkPolicy.enabled=false').filter((d) => d.kind === 'NetworkPolicy')).toEqual([]);
     });
 
@@ -130,12 +157,90 @@ const RELEASE = { 'app.kubernetes.io/name': 'platform', 'app.kubernetes.io/insta
       const c = container(docs, 'platform');
       expect(env(c, 'GRPC_HOST')).toBeUndefined(); // --target=all binds 127.0.0.1 by default
       expect(env(c, 'GRPC_PORT')).toBe('50051');
-      expect(c.ports?.map((p) => p.name)).toEqual(['http']);
+      expect(c.ports?.map((p) => p.name)).toEqual(['http', 'ops']);
       expect(find(docs, 'Service', 'platform').spec!.ports!.map((p) => p.port)).toEqual([8080]);
       const policies = docs.filter((d) => d.kind === 'NetworkPolicy');
       expect(policies.map((p) => p.metadata.name)).toEqual(['platform', 'platform-http']);
       expect(JSON.stringify(policies)).not.toContain('50051');
+      // Prometheus on the ops port; the HTTP port through platform-http.
+      expect(find(docs, 'NetworkPolicy', 'platform').spec!.ingress).toEqual([{ from: [{ namespaceSelector: {} }], ports: [{ port: 8081, protocol: 'TCP' }] }]);
       expect(find(docs, 'NetworkPolicy', 'platform-http').spec!.podSelector!.matchLabels).toEqual({ ...RELEASE, 'app.kubernetes.io/component': 'all' });
+    });
+  });
+
+  describe('ports and probes', () => {
+    const healthz: Probe = { httpGet: { path: '/healthz', port: 'ops' } };
+    const readyz: Probe = { httpGet: { path: '/readyz', port: 'ops' } };
+
+    it('every pod has the ops listener (OPS_PORT, container port ops); only the edge pods have the public http port', () => {
+      for (const docs of [render(...GENERATE), render(...ALL_IN_ONE, ...GENERATE)]) {
+        const deployments = docs.filter((d) => d.kind === 'Deployment');
+        expect(deployments.length).toBeGreaterThan(0);
+        for (const d of deployments) {
+          const c = d.spec!.template!.spec.containers[0];
+          expect(c.ports).toContainEqual({ name: 'ops', containerPort: 8081, protocol: 'TCP' });
+          expect(env(c, 'OPS_PORT')).toBe('8081');
+        }
+      }
+      const docs = render(...GENERATE);
+      for (const name of SERVICE_TARGETS) {
+        const c = container(docs, `platform-${name}`);
+        expect(c.ports?.map((p) => p.name)).not.toContain('http');
+        expect(env(c, 'PORT')).toBeUndefined();
+        // A service target's Service publishes its gRPC port only.
+        expect(find(docs, 'Service', `platform-${name}`).spec!.ports!.map((p) => p.name)).toEqual(['grpc']);
+      }
+      const gateway = container(docs, 'platform-gateway');
+      expect(gateway.ports?.map((p) => [p.name, p.containerPort])).toEqual([['http', 8080], ['ops', 8081]]);
+      expect(env(gateway, 'PORT')).toBe('8080');
+      expect(find(docs, 'Service', 'platform-gateway').spec!.ports!.map((p) => p.name)).toEqual(['http']);
+
+      const all = container(render(...ALL_IN_ONE, ...GENERATE), 'platform');
+      expect(env(all, 'PORT')).toBe('8080');
+      expect(env(all, 'OPS_PORT')).toBe('8081');
+    });
+
+    it('no Service and no Ingress carries the ops port', () => {
+      for (const docs of [render(...GENERATE, '--set', 'ingress.enabled=true'), render(...ALL_IN_ONE, ...GENERATE, '--set', 'ingress.enabled=true')]) {
+        for (const svc of docs.filter((d) => d.kind === 'Service')) {
+          for (const port of svc.spec!.ports!) {
+            expect(port.port).not.toBe(8081);
+            expect(port.targetPort).not.toBe('ops');
+          }
+        }
+        const ingress = docs.find((d) => d.kind === 'Ingress')!;
+        const backends = ingress.spec!.rules!.flatMap((rule) => rule.http.paths.map((path) => path.backend.service));
+        expect(backends.length).toBeGreaterThan(0);
+        for (const backend of backends) expect(backend.port).toEqual({ name: 'http' });
+      }
+    });
+
+    it('gateway and all-in-one: startup and liveness on /healthz, readiness on /readyz, all on the ops port', () => {
+      for (const c of [container(render(...GENERATE), 'platform-gateway'), container(render(...ALL_IN_ONE, ...GENERATE), 'platform')]) {
+        expect(probe(c.startupProbe)).toEqual(healthz);
+        expect(probe(c.livenessProbe)).toEqual(healthz);
+        expect(probe(c.readinessProbe)).toEqual(readyz);
+      }
+    });
+
+    it('service targets: startup and liveness on /healthz (ops), readiness by gRPC health, never liveness', () => {
+      const docs = render(...GENERATE);
+      for (const name of SERVICE_TARGETS) {
+        const c = container(docs, `platform-${name}`);
+        expect(probe(c.startupProbe)).toEqual(healthz);
+        // gRPC health is NOT_SERVING while the database, Redis or Kafka fails: a liveness probe on it would restart
+        // every service pod during a dependency's outage.
+        expect(probe(c.livenessProbe)).toEqual(healthz);
+        expect(probe(c.readinessProbe)).toEqual({ grpc: { port: 50051 } });
+      }
+    });
+
+    it('follows ports.ops, and refuses an ops port equal to the http port', () => {
+      const docs = render(...GENERATE, '--set', 'ports.ops=9091');
+      expect(container(docs, 'platform-identity').ports).toContainEqual({ name: 'ops', containerPort: 9091, protocol: 'TCP' });
+      expect(env(container(docs, 'platform-gateway'), 'OPS_PORT')).toBe('9091');
+      expect(find(docs, 'NetworkPolicy', 'platform').spec!.ingress).toContainEqual({ from: [{ namespaceSelector: {} }], ports: [{ port: 9091, protocol: 'TCP' }] });
+      expect(renderError(...GENERATE, '--set', 'ports.ops=8080')).toContain('ports.ops must differ from ports.http');
     });
   });
 

@@ -118,39 +118,33 @@ checksum/secret: {{ omit .Values.secrets "existingSecret" | toJson | sha256sum }
     {{- end }}
 {{- end -}}
 
-{{/* The HTTP probes (gateway, all-in-one). */}}
-{{- define "platform.httpProbes" -}}
+{{/* Probes, all on the ops listener (ports.ops) but the service targets' readiness. Startup and liveness: /healthz,
+     which answers as long as the process runs. Readiness: /readyz (gateway, all-in-one), or native gRPC health
+     (grpc.health.v1) on the gRPC port for service targets ("grpcReadiness"): it is NOT_SERVING while a dependency
+     (database, Redis, Kafka) fails, which must take the pod out of its Service but never restart it, so it is
+     never the liveness probe. Call with (dict "root" $ "grpcReadiness" true/false). */}}
+{{- define "platform.probes" -}}
+{{- $v := .root.Values -}}
 startupProbe:
   httpGet:
     path: /healthz
-    port: http
-  {{- toYaml .Values.probes.startup | nindent 2 }}
+    port: ops
+  {{- toYaml $v.probes.startup | nindent 2 }}
 livenessProbe:
   httpGet:
     path: /healthz
-    port: http
-  {{- toYaml .Values.probes.liveness | nindent 2 }}
+    port: ops
+  {{- toYaml $v.probes.liveness | nindent 2 }}
 readinessProbe:
+  {{- if .grpcReadiness }}
+  grpc:
+    port: {{ $v.ports.grpc }}
+  {{- else }}
   httpGet:
     path: /readyz
-    port: http
-  {{- toYaml .Values.probes.readiness | nindent 2 }}
-{{- end -}}
-
-{{/* Native gRPC health probes (grpc.health.v1) of service targets. */}}
-{{- define "platform.grpcProbes" -}}
-startupProbe:
-  grpc:
-    port: {{ .Values.ports.grpc }}
-  {{- toYaml .Values.probes.startup | nindent 2 }}
-livenessProbe:
-  grpc:
-    port: {{ .Values.ports.grpc }}
-  {{- toYaml .Values.probes.liveness | nindent 2 }}
-readinessProbe:
-  grpc:
-    port: {{ .Values.ports.grpc }}
-  {{- toYaml .Values.probes.readiness | nindent 2 }}
+    port: ops
+  {{- end }}
+  {{- toYaml $v.probes.readiness | nindent 2 }}
 {{- end -}}
 
 {{/* terminationGracePeriodSeconds: it counts from the start of the preStop hook, so the hook's sleep, the app's

@@ -1,19 +1,26 @@
 {{/*
 Pod spec shared by the per-target Deployments and the all-in-one Deployment.
 Call with (dict
-  "root" $                  chart root context
-  "component" "identity"    target name, or "all"
-  "grpc" true/false         host a gRPC server (GRPC_PORT)
-  "grpcExposed" true/false  ... reachable from other pods: GRPC_HOST=0.0.0.0 and a containerPort (service targets;
-                            the all-in-one process keeps it on loopback, the default of --target=all)
-  "grpcProbes" true/false   native gRPC probes (else HTTP /healthz + /readyz)
-  "t" $values               effective per-target values (resources, extraEnv, nodeSelector, tolerations, affinity)
-  "dataVolume" $source      volume source mounted on DATA_DIR)
+  "root" $                     chart root context
+  "component" "identity"       target name, or "all"
+  "edge" true/false            serve the edge on the public port (PORT, container port `http`): the gateway and the
+                               all-in-one process; the others listen only on gRPC and the ops port
+  "grpc" true/false            host a gRPC server (GRPC_PORT)
+  "grpcExposed" true/false     ... reachable from other pods: GRPC_HOST=0.0.0.0 and a containerPort (service targets;
+                               the all-in-one process keeps it on loopback, the default of --target=all)
+  "grpcReadiness" true/false   readiness by native gRPC health (service targets), else HTTP /readyz on the ops port;
+                               startup and liveness are HTTP /healthz on the ops port either way
+  "t" $values                  effective per-target values (resources, extraEnv, nodeSelector, tolerations, affinity)
+  "dataVolume" $source         volume source mounted on DATA_DIR)
+Every pod gets OPS_PORT and the container port `ops` (/healthz, /readyz, /metrics: probes and Prometheus).
 */}}
 {{- define "platform.podSpec" -}}
 {{- $root := .root -}}
 {{- $v := $root.Values -}}
 {{- $t := .t -}}
+{{- if eq (int $v.ports.ops) (int $v.ports.http) -}}
+{{- fail "ports.ops must differ from ports.http: the ops endpoints are not served on the public port" -}}
+{{- end -}}
 serviceAccountName: {{ include "platform.serviceAccountName" $root }}
 automountServiceAccountToken: {{ $v.serviceAccount.automountServiceAccountToken }}
 {{- with $v.imagePullSecrets }}
@@ -34,8 +41,13 @@ containers:
     args:
       - {{ printf "--target=%s" .component | quote }}
     ports:
+      {{- if .edge }}
       - name: http
         containerPort: {{ $v.ports.http }}
+        protocol: TCP
+      {{- end }}
+      - name: ops
+        containerPort: {{ $v.ports.ops }}
         protocol: TCP
       {{- if .grpcExposed }}
       - name: grpc
@@ -51,8 +63,12 @@ containers:
       {{- toYaml . | nindent 6 }}
       {{- end }}
     env:
+      {{- if .edge }}
       - name: PORT
         value: {{ $v.ports.http | quote }}
+      {{- end }}
+      - name: OPS_PORT
+        value: {{ $v.ports.ops | quote }}
       {{- if .grpcExposed }}
       {{- /* Plaintext, unauthenticated gRPC whose callers are believed: the NetworkPolicy (networkpolicy.yaml)
              admits only this release's pods to it. */}}
@@ -100,11 +116,7 @@ containers:
         exec:
           command: ["/bin/sleep", {{ . | toString | quote }}]
     {{- end }}
-    {{- if .grpcProbes }}
-    {{- include "platform.grpcProbes" $root | nindent 4 }}
-    {{- else }}
-    {{- include "platform.httpProbes" $root | nindent 4 }}
-    {{- end }}
+    {{- include "platform.probes" (dict "root" $root "grpcReadiness" .grpcReadiness) | nindent 4 }}
     {{- with $t.resources }}
     resources:
       {{- toYaml . | nindent 6 }}

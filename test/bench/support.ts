@@ -12,7 +12,10 @@ const SERVICE_TARGETS = ['identity', 'catalog', 'agents', 'knowledge', 'billing'
 const PLATFORM_NODE_FLAGS = ['--max-semi-space-size=32'];
 
 export interface PlatformProcess {
+  /** The edge's public listener (PORT). */
   url: string;
+  /** The edge's ops listener (OPS_PORT): /healthz, /readyz, /metrics. */
+  opsUrl: string;
   origin: string;
   /** The process serving HTTP (the edge): the one whose CPU a benchmark of the edge reads. */
   pid: number;
@@ -23,7 +26,8 @@ export interface PlatformProcess {
 
 /**
  * Runs the platform as its own process (as in production), so the load generator in this process does not
- * share its event loop. Resolves once /readyz answers 200.
+ * share its event loop. Resolves once /readyz answers 200 on the ops listener (OPS_PORT) of each process: every
+ * process gets a free ops port of its own, so none binds the default 8081, and /readyz is not served on PORT.
  *
  * `split` (or BENCH_SPLIT=1) runs it as two processes, the way Kubernetes runs it: the edge alone
  * (`--target=gateway`) and the services (`--target=identity,catalog,…`) on their own gRPC port, so the edge and
@@ -34,18 +38,21 @@ export async function startPlatformProcess(env: NodeJS.ProcessEnv, options: { sp
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const base = { ...process.env, APP_URL: url, ...env, LOG_LEVEL: env.LOG_LEVEL ?? 'warn' };
+  const opsPort = await freePort();
+  const opsUrl = `http://127.0.0.1:${opsPort}`;
   if (!split) {
-    const platform = spawnPlatform('all', { ...base, PORT: String(port), GRPC_PORT: '0' });
-    await waitReady(`${url}/readyz`, [platform]);
-    return processes(url, base, [platform]);
+    const platform = spawnPlatform('all', { ...base, PORT: String(port), OPS_PORT: String(opsPort), GRPC_PORT: '0' });
+    await waitReady(`${opsUrl}/readyz`, [platform]);
+    return processes(url, opsUrl, base, [platform]);
   }
-  const [servicesPort, grpcPort] = [await freePort(), await freePort()];
-  const services = spawnPlatform(SERVICE_TARGETS.join(','), { ...base, PORT: String(servicesPort), GRPC_PORT: String(grpcPort) });
-  await waitReady(`http://127.0.0.1:${servicesPort}/readyz`, [services]);
+  // The services process has no public listener: only its gRPC port and its ops port.
+  const [servicesOpsPort, grpcPort] = [await freePort(), await freePort()];
+  const services = spawnPlatform(SERVICE_TARGETS.join(','), { ...base, OPS_PORT: String(servicesOpsPort), GRPC_PORT: String(grpcPort) });
+  await waitReady(`http://127.0.0.1:${servicesOpsPort}/readyz`, [services]);
   const addresses = Object.fromEntries(SERVICE_TARGETS.map((name) => [`${name.toUpperCase()}_SERVICE_ADDR`, `127.0.0.1:${grpcPort}`]));
-  const edge = spawnPlatform('gateway', { ...base, ...addresses, PORT: String(port), GRPC_PORT: '0' });
-  await waitReady(`${url}/readyz`, [edge, services]);
-  return processes(url, base, [edge, services]);
+  const edge = spawnPlatform('gateway', { ...base, ...addresses, PORT: String(port), OPS_PORT: String(opsPort), GRPC_PORT: '0' });
+  await waitReady(`${opsUrl}/readyz`, [edge, services]);
+  return processes(url, opsUrl, base, [edge, services]);
 }
 
 function spawnPlatform(target: string, env: NodeJS.ProcessEnv): ChildProcess {
@@ -54,9 +61,10 @@ function spawnPlatform(target: string, env: NodeJS.ProcessEnv): ChildProcess {
   return spawnPlatformProcess(target, env, [...PLATFORM_NODE_FLAGS, ...nodeArgs]);
 }
 
-function processes(url: string, env: NodeJS.ProcessEnv, children: ChildProcess[]): PlatformProcess {
+function processes(url: string, opsUrl: string, env: NodeJS.ProcessEnv, children: ChildProcess[]): PlatformProcess {
   return {
     url,
+    opsUrl,
     origin: new URL(env.APP_URL ?? url).origin,
     pid: children[0]!.pid!,
     pids: children.map((child) => child.pid!),

@@ -50,7 +50,7 @@ describe('create-admin command', () => {
     expect(short.code).toBe(1);
     expect(short.stderr).toMatch(/at least 12 characters/);
 
-    const platform = await startPlatform({ target: 'all', env: { ...env, PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'silent' } });
+    const platform = await startPlatform({ target: 'all', env: { ...env, PORT: '0', OPS_PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'silent' } });
     try {
       const view = { url: (p: string) => `http://127.0.0.1:${platform.httpPort}${p}`, origin: new URL(platform.context.config.env.APP_URL).origin };
       const client = new ApiClient(view);

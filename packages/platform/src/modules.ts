@@ -29,7 +29,10 @@ import { SERVICES } from './services';
  *   clients                                       gRPC clients of every service, local or remote
  *   maintenance                                   this process's view of maintenance mode (signal + re-read)
  *   gateway                                       the HTTP edge: /v1, OAuth, /mcp
- *   http                                          the process's HTTP listener: the edge (if any) and /healthz, /readyz, /metrics
+ *   http                                          the ops listener on OPS_PORT (/healthz, /readyz, /metrics) in every
+ *                                                 process; the edge's public listener on PORT where the gateway runs
+ *                                                 (only /healthz of the ops endpoints there); the gRPC health of the
+ *                                                 services hosted here following the readiness checks
  */
 const infrastructure = ['telemetry', 'database', 'cache', 'bus', 'secrets'] as const;
 

@@ -34,6 +34,13 @@ CREATE TABLE {{schema}}.processed_events (
 );
 `,
   },
+  {
+    // The relay claims a batch for a while (a lease) and publishes it outside any transaction; see relay.ts.
+    id: 'runtime_0002_outbox_claims',
+    template: `
+ALTER TABLE {{schema}}.outbox ADD COLUMN claimed_until timestamptz, ADD COLUMN claimed_by uuid;
+`,
+  },
 ];
 
 /** The runtime migrations for one schema, ready for `migrate`. */

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { BusMessage, EventBus } from '../bus/port';
 import { backoffMs, Wakeup } from '../bus/wakeup';
 import type { Database } from '../db/port';
@@ -18,6 +19,11 @@ export interface OutboxRelayOptions {
   batchSize?: number;
   /** Sent events older than this are deleted (default 7 days). */
   retentionMs?: number;
+  /**
+   * How long a claimed batch stays reserved for the relay publishing it (default 30 s). It is renewed while the
+   * publish lasts; it only runs out when the relay is gone, and then another relay publishes the batch again.
+   */
+  leaseMs?: number;
 }
 
 /** An unsent event as the relay claims it from the outbox. */
@@ -27,23 +33,40 @@ interface UnsentEvent {
   key: string | null;
   payload: unknown;
   headers: Record<string, string>;
+  /** Whether another claim on the row is still live (a relay is publishing it now). */
+  leased: boolean;
+}
+
+/** A batch this relay has claimed: its rows, oldest first, and the token its lease carries. */
+interface Claim {
+  token: string;
+  rows: UnsentEvent[];
 }
 
 const HOUSEKEEPING_EVERY_MS = 60 * 60 * 1000;
 const MAX_BACKOFF_MS = 30_000;
 
 /**
- * Publishes a schema's outbox to the bus, in order. One relay per schema publishes at a time (a transaction-level
- * advisory lock; other replicas skip the round), so a key's events reach the bus in the order they were written.
- * A batch is locked, published, then marked sent, all in one transaction: if publishing fails nothing is marked
- * and the batch is retried; if the process dies after publishing but before committing, the next relay publishes
- * it again. Delivery is therefore at-least-once, and consumers deduplicate by event id (`consumeEvents`).
+ * Publishes a schema's outbox to the bus, in order, in three steps, so no database transaction (nor, on the
+ * embedded database, its one connection) is held while the bus works:
+ *
+ * 1. claim, in a short transaction: under a transaction-level advisory lock keyed by the schema (a replica that
+ *    does not get it skips the round), the oldest unsent rows get a lease (`claimed_until`, `claimed_by`). When
+ *    the oldest unsent rows are under a live lease, another relay is publishing them and this one skips the round
+ *    too: one relay per schema publishes at a time, so a key's events reach the bus in the order written.
+ * 2. publish, outside any transaction; the lease is renewed while the bus takes its time.
+ * 3. mark the rows sent, in a second statement. If publishing fails the lease is released at once and the batch is
+ *    claimed again; if the process dies, its lease runs out and another relay (or this one, restarted) publishes
+ *    the batch again.
+ *
+ * Delivery is therefore at-least-once, and consumers deduplicate by event id (`consumeEvents`).
  */
 export class OutboxRelay {
   private readonly schema: string;
   private readonly pollMs: number;
   private readonly batchSize: number;
   private readonly retentionMs: number;
+  private readonly leaseMs: number;
   private running = false;
   private loop: Promise<void> | undefined;
   private lastHousekeeping = 0;
@@ -55,6 +78,7 @@ export class OutboxRelay {
     this.pollMs = options.pollMs ?? 1_000;
     this.batchSize = options.batchSize ?? 100;
     this.retentionMs = options.retentionMs ?? 7 * 24 * 60 * 60 * 1000;
+    this.leaseMs = options.leaseMs ?? 30_000;
   }
 
   start(): void {
@@ -73,53 +97,106 @@ export class OutboxRelay {
     this.loop = undefined;
   }
 
-  /** Publishes one batch and returns how many events it held. Throws when publishing failed (nothing marked). */
+  /**
+   * Publishes one batch and returns how many events it held: 0 when there was nothing to send or another relay is
+   * publishing this schema. Throws when publishing failed (nothing marked; the claim is released).
+   */
   async drainOnce(): Promise<number> {
-    const { db, bus } = this.options;
-    return db.transaction(async (tx) => {
-      // One relay per schema at a time: replicas that each published a batch of their own could reach the bus in
-      // either order, and a key's events with them (server.unhealthy after server.healthy). The lock ends with
-      // the transaction; a replica that does not get it skips this round.
+    const { bus } = this.options;
+    const claim = await this.claim();
+    if (!claim) return 0;
+    const { rows, token } = claim;
+    const ids = rows.map((row) => row.id);
+    const messages: BusMessage[] = rows.map((row) => ({
+      topic: row.topic,
+      key: row.key,
+      value: JSON.stringify(row.payload),
+      // The trace context captured when the event was written rides along, so consumers join that trace.
+      headers: row.headers,
+    }));
+    const renewal = setInterval(() => void this.renew(ids, token), Math.max(1, Math.floor(this.leaseMs / 3)));
+    renewal.unref();
+    try {
+      await withSpan(
+        `${this.schema} outbox publish`,
+        {
+          kind: SpanKind.PRODUCER,
+          attributes: { 'messaging.system': bus.kind, 'messaging.operation': 'publish', 'messaging.batch.message_count': rows.length },
+        },
+        () => bus.publish(messages),
+      );
+    } catch (error) {
+      clearInterval(renewal);
+      outboxPublishFailures.inc({ schema: this.schema });
+      // Given back at once, so the batch is retried without waiting for the lease to run out.
+      await this.release(ids, token).catch((releaseError: unknown) =>
+        this.options.logger.warn({ err: releaseError, schema: this.schema }, 'outbox claim not released; it lapses with its lease'),
+      );
+      throw error;
+    }
+    clearInterval(renewal);
+    await this.options.db.query(
+      `UPDATE ${this.schema}.outbox SET sent_at = now(), claimed_until = NULL, claimed_by = NULL
+        WHERE id = ANY($1::bigint[]) AND sent_at IS NULL`,
+      [ids],
+      { prepared: `outbox_mark_sent_${this.schema}` },
+    );
+    for (const message of messages) outboxPublished.inc({ schema: this.schema, topic: message.topic });
+    return rows.length;
+  }
+
+  /** Step 1: leases the oldest unsent rows to this relay, or returns null (nothing unsent, or another relay's turn). */
+  private claim(): Promise<Claim | null> {
+    return this.options.db.transaction(async (tx) => {
+      // Claims are taken one at a time per schema; a replica that finds the lock taken tries again next round.
       const { rows: locked } = await tx.query<{ acquired: boolean }>(
         'SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS acquired',
         [`outbox_relay:${this.schema}`],
         { prepared: 'outbox_relay_lock' },
       );
-      if (!locked[0]?.acquired) return 0;
+      if (!locked[0]?.acquired) return null;
       const { rows } = await tx.query<UnsentEvent>(
-        `SELECT id, topic, key, payload, headers FROM ${this.schema}.outbox
-          WHERE sent_at IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`,
+        `SELECT id, topic, key, payload, headers, coalesce(claimed_until > now(), false) AS leased FROM ${this.schema}.outbox
+          WHERE sent_at IS NULL ORDER BY id LIMIT $1 FOR UPDATE`,
         [this.batchSize],
         // Runs for every batch of every service: prepared once per connection (one name per schema, as the text names it).
         { prepared: `outbox_claim_${this.schema}` },
       );
-      if (rows.length === 0) return 0;
-      const messages: BusMessage[] = rows.map((row) => ({
-        topic: row.topic,
-        key: row.key,
-        value: JSON.stringify(row.payload),
-        // The trace context captured when the event was written rides along, so consumers join that trace.
-        headers: row.headers,
-      }));
-      try {
-        await withSpan(
-          `${this.schema} outbox publish`,
-          {
-            kind: SpanKind.PRODUCER,
-            attributes: { 'messaging.system': bus.kind, 'messaging.operation': 'publish', 'messaging.batch.message_count': rows.length },
-          },
-          () => bus.publish(messages),
-        );
-      } catch (error) {
-        outboxPublishFailures.inc({ schema: this.schema });
-        throw error;
-      }
-      await tx.query(`UPDATE ${this.schema}.outbox SET sent_at = now() WHERE id = ANY($1::bigint[])`, [rows.map((r) => r.id)], {
-        prepared: `outbox_mark_sent_${this.schema}`,
-      });
-      for (const message of messages) outboxPublished.inc({ schema: this.schema, topic: message.topic });
-      return rows.length;
+      // A live lease on the oldest unsent rows: another relay is publishing them, and whatever follows must wait.
+      if (rows.length === 0 || rows.some((row) => row.leased)) return null;
+      const token = randomUUID();
+      await tx.query(
+        `UPDATE ${this.schema}.outbox SET claimed_by = $2, claimed_until = now() + $3 * interval '1 millisecond'
+          WHERE id = ANY($1::bigint[])`,
+        [rows.map((row) => row.id), token, this.leaseMs],
+        { prepared: `outbox_lease_${this.schema}` },
+      );
+      return { token, rows };
     });
+  }
+
+  /** Extends this relay's lease on a batch it is still publishing (a lost renewal only lets the lease lapse sooner). */
+  private async renew(ids: string[], token: string): Promise<void> {
+    try {
+      await this.options.db.query(
+        `UPDATE ${this.schema}.outbox SET claimed_until = now() + $3 * interval '1 millisecond'
+          WHERE id = ANY($1::bigint[]) AND claimed_by = $2 AND sent_at IS NULL`,
+        [ids, token, this.leaseMs],
+        { prepared: `outbox_lease_renew_${this.schema}` },
+      );
+    } catch (error) {
+      this.options.logger.warn({ err: error, schema: this.schema }, 'outbox lease not renewed');
+    }
+  }
+
+  /** Gives a batch back unsent, unless its lease has passed to another relay meanwhile. */
+  private async release(ids: string[], token: string): Promise<void> {
+    await this.options.db.query(
+      `UPDATE ${this.schema}.outbox SET claimed_until = NULL, claimed_by = NULL
+        WHERE id = ANY($1::bigint[]) AND claimed_by = $2 AND sent_at IS NULL`,
+      [ids, token],
+      { prepared: `outbox_release_${this.schema}` },
+    );
   }
 
   /** Deletes events sent longer ago than the retention; returns how many. */

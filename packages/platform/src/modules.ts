@@ -15,7 +15,7 @@ import {
 import { gatewayModule } from './modules/gateway';
 import { httpModule } from './modules/http';
 import { clientsModule } from './modules/clients';
-import { serviceModule } from './modules/service';
+import { serviceModule, type RunningService } from './modules/service';
 import type { PlatformContext } from './context';
 import { SERVICES } from './services';
 
@@ -24,7 +24,8 @@ import { SERVICES } from './services';
  * manager pulls in their dependencies, starts them in order and stops them in reverse.
  *
  *   telemetry, database, cache, bus, secrets      infrastructure ports (embedded or real adapters)
- *   identity … notifications                      the services: migrations, outbox relay, consumers, handlers
+ *   identity … notifications                      the services: migrations, consumers, handlers
+ *   relays                                        the services' outbox relays, once every consumer is subscribed
  *   grpc-server                                   hosts the services of this process on one gRPC port
  *   clients                                       gRPC clients of every service, local or remote
  *   maintenance                                   this process's view of maintenance mode (signal + re-read)
@@ -82,9 +83,22 @@ export const MODULES: Record<string, ModuleDefinition<PlatformContext>> = {
   ...Object.fromEntries(
     SERVICE_NAMES.map((name) => [
       name,
-      serviceModule(SERVICES[name], { deps: [...infrastructure, 'clients'], with: ['grpc-server', 'http', 'maintenance'] }),
+      serviceModule(SERVICES[name], { deps: [...infrastructure, 'clients'], with: ['relays', 'grpc-server', 'http', 'maintenance'] }),
     ]),
   ),
+  relays: {
+    after: SERVICE_NAMES,
+    /**
+     * Publishing starts once every service of the process has subscribed its consumers: the in-process bus hands a
+     * message to the consumer groups present when it is published and marks nothing safe before they have handled
+     * it. Stopping comes before the services': the batch in flight is handed over while its consumers still run.
+     */
+    async start(_ctx, running) {
+      const relays = SERVICE_NAMES.filter((name) => running.has(name)).map((name) => running.get<RunningService>(name).relay);
+      for (const relay of relays) relay.start();
+      return { stop: () => Promise.all(relays.map((relay) => relay.stop())).then(() => undefined) };
+    },
+  },
   'grpc-server': {
     after: SERVICE_NAMES,
     async start(ctx, running) {

@@ -11,6 +11,8 @@ describe('targets and modules', () => {
       before('database', service);
       before('bus', service);
       before(service, 'grpc-server');
+      // Relays publish once every service's consumers are subscribed, and stop (in reverse) before any of them.
+      before(service, 'relays');
     }
     before('grpc-server', 'gateway');
     before('gateway', 'http');
@@ -19,7 +21,7 @@ describe('targets and modules', () => {
 
   it('runs only what one service needs for --target=identity', () => {
     const order = resolveStartOrder(MODULES, parseTargets('identity').modules);
-    expect(order).toEqual(['telemetry', 'database', 'cache', 'bus', 'secrets', 'clients', 'identity', 'grpc-server', 'maintenance', 'http']);
+    expect(order).toEqual(['telemetry', 'database', 'cache', 'bus', 'secrets', 'clients', 'identity', 'relays', 'grpc-server', 'maintenance', 'http']);
   });
 
   it('accepts a comma list and refuses unknown targets by name', () => {

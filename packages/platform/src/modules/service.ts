@@ -14,10 +14,18 @@ import {
 } from '@platform/runtime';
 import type { PlatformContext } from '../context';
 
+/** What a running service module offers: its gRPC handlers to register and its outbox relay to start. */
+export interface RunningService {
+  register(server: GrpcServer): void;
+  relay: OutboxRelay;
+}
+
 /**
- * Turns a service definition into a module: apply its migrations (under an advisory lock), build it, start its
- * outbox relay, consumers and background tasks; its gRPC handlers are registered by the grpc-server module.
- * Stopping reverses that, letting the relay finish its batch.
+ * Turns a service definition into a module: apply its migrations (under an advisory lock), build it, subscribe
+ * its consumers and start its background tasks; its gRPC handlers are registered by the grpc-server module and
+ * its outbox relay is started by the relays module, once every service of the process has subscribed its
+ * consumers (with the in-process bus a publish is handed to the consumer groups present, see `MemoryBroker`).
+ * Stopping reverses that (the relays module has stopped the relay first, letting it finish its batch).
  */
 export function serviceModule(
   definition: ServiceDefinition,
@@ -42,7 +50,6 @@ export function serviceModule(
       });
 
       const relay = new OutboxRelay({ db, bus, schema: definition.name, logger, pollMs: ctx.config.env.OUTBOX_POLL_MS });
-      relay.start();
       const subscriptions: Subscription[] = [];
       for (const consumer of instance.consumers ?? []) {
         subscriptions.push(
@@ -60,17 +67,20 @@ export function serviceModule(
       }
       for (const task of instance.background ?? []) await task.start();
 
-      return {
-        value: {
-          register(server: GrpcServer) {
-            server.addService(definition.grpc.definition, instance.handlers);
-            server.setServing(definition.grpc.fullName, true);
-          },
+      const value: RunningService = {
+        register(server: GrpcServer) {
+          server.addService(definition.grpc.definition, instance.handlers);
+          server.setServing(definition.grpc.fullName, true);
         },
+        relay,
+      };
+      return {
+        value,
         async stop() {
+          // The relay is normally stopped already (relays module); stopping it again is a no-op.
+          await relay.stop();
           for (const task of [...(instance.background ?? [])].reverse()) await task.stop();
           for (const subscription of subscriptions) await subscription.close();
-          await relay.stop();
         },
       };
     },

@@ -1,5 +1,5 @@
 export * from './port';
-export { BusClosedError } from './errors';
+export { BusClosedError, MessageNotHandledError } from './errors';
 export { createKafkaBus, type KafkaBusOptions } from './kafka';
 export { createMemoryBus, type MemoryBusOptions } from './memory';
 export { MemoryBroker, type RetryBackoff } from './memory-broker';

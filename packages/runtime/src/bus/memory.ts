@@ -15,7 +15,10 @@ export interface MemoryBusOptions {
 /**
  * The in-process bus for `--target=all` and tests. It follows Kafka's contract: every group gets every message,
  * one member of a group handles each, order is kept per topic (hence per key), handlers that reject see the
- * message again. Delivery is asynchronous. Nothing survives a restart: that is what the outbox is for.
+ * message again. Nothing it holds survives the process, so where Kafka's publish resolves once the message is
+ * stored, this one resolves once every consumer group with a member on the topic has handled it, and rejects
+ * when one of them fails it (see `MemoryBroker`): the outbox relay marks a row sent only then, and a crash leaves
+ * it unsent, to be published again on restart.
  */
 export function createMemoryBus(options: MemoryBusOptions): EventBus {
   const broker = options.broker ?? sharedMemoryBroker;
@@ -29,7 +32,7 @@ export function createMemoryBus(options: MemoryBusOptions): EventBus {
 
     async publish(messages: BusMessage[]) {
       if (closed) throw new BusClosedError();
-      broker.append(messages.map((m) => ({ ...m, topic: full(m.topic), logicalTopic: m.topic })));
+      await broker.append(messages.map((m) => ({ ...m, topic: full(m.topic), logicalTopic: m.topic })));
     },
 
     async subscribe(subscription: SubscribeOptions): Promise<Subscription> {

@@ -47,7 +47,11 @@ export interface Subscription {
 
 export interface EventBus {
   readonly kind: 'kafka' | 'memory';
-  /** Publishes and resolves only when every message is acknowledged by all in-sync replicas (acks=all). */
+  /**
+   * Publishes and resolves only when every message is safe: with Kafka, acknowledged by all in-sync replicas
+   * (acks=all); in process, handled by every consumer group with a member on its topic (a failed handler
+   * rejects the publish, see `MemoryBroker`).
+   */
   publish(messages: BusMessage[]): Promise<void>;
   subscribe(options: SubscribeOptions): Promise<Subscription>;
   /** Resolves when the bus can accept messages. */

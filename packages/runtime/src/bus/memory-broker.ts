@@ -37,15 +37,16 @@ interface Group {
   waiters: Map<string, Waiter[]>;
 }
 
-/** One topic: a single partition. */
+/**
+ * One topic: a single partition, holding only what some group has yet to handle (with no group yet, everything,
+ * for the first to join). Offsets keep counting as the head is trimmed.
+ */
 interface TopicLog {
-  /** The offset of `entries[0]`. */
+  /** The offset of `entries[0]`: everything before it every group has handled. */
   base: number;
   entries: ReceivedMessage[];
-  /** Event ids of messages some group has still to handle, with their offsets: a publish again waits for these. */
+  /** Event ids of the messages held, with their offsets: publishing one again waits for it instead. */
   pendingIds: Map<string, number>;
-  /** Below this offset every group had handled the log when `pendingIds` was last cleaned. */
-  cleanedBelow: number;
 }
 
 export interface RetryBackoff {
@@ -58,17 +59,20 @@ type Outcome = 'handled' | 'failed' | 'left';
 
 /**
  * The in-process stand-in for a Kafka cluster, shared by every memory bus in the process (as brokers are
- * shared by Kafka clients). Each topic is one append-only partition; each group has its own position per
- * topic and hands each message to one member (round-robin), one message (or one batch) at a time so order is
- * kept; a rejected handler gets the message (or batch) again after a back-off (at-least-once).
+ * shared by Kafka clients). Each topic is one partition; each group has its own position per topic and
+ * hands each message to one member (round-robin), one message (or one batch) at a time so order is kept; a
+ * rejected handler gets the message (or batch) again after a back-off (at-least-once). Messages every group has
+ * handled are dropped (a group without a member counts, holding what it has yet to read), so memory holds the
+ * consumers' backlog rather than everything ever published; a group joining from the beginning starts at the
+ * earliest message held, as Kafka starts at the earliest retained.
  *
  * Unlike Kafka, this broker forgets everything when the process ends, so a message is not safe once appended: it
  * is safe once handled. `append` therefore resolves only when every group with a member on the topic has handled
  * the messages (for consumers built on `consumeEvents`: stored them, and their effects, in the database). It
  * rejects as soon as one of those groups fails one (its handler rejected; the group keeps retrying it as usual) or
  * loses its last member first, so the outbox relay leaves the rows unsent and publishes them again. A message
- * published again while a group still has it (same `event-id` header and value) is not appended twice: the publish waits
- * for the one already there. Groups without a member (their consumers closed) keep their position and get what
+ * published again while a group still has it (same `event-id` header and value) is not appended twice: the
+ * publish waits for the one already there. Groups without a member (their consumers closed) keep their position and get what
  * they missed when one joins again, but no publish waits for them.
  */
 export class MemoryBroker {
@@ -145,7 +149,7 @@ export class MemoryBroker {
 
   private log(topic: string): TopicLog {
     let log = this.logs.get(topic);
-    if (!log) this.logs.set(topic, (log = { base: 0, entries: [], pendingIds: new Map(), cleanedBelow: 0 }));
+    if (!log) this.logs.set(topic, (log = { base: 0, entries: [], pendingIds: new Map() }));
     return log;
   }
 
@@ -167,13 +171,21 @@ export class MemoryBroker {
     if (done.length > 0) group.waiters.set(topic, waiters.filter((waiter) => waiter.offset >= next));
     for (const waiter of done) waiter.resolve();
 
+    // What every group has handled is forgotten (a group without a member counts: it resumes where it was).
     const log = this.log(topic);
     const below = this.handledBelow(topic);
-    for (let offset = Math.max(log.cleanedBelow, log.base); offset < below; offset += 1) {
+    if (below <= log.base) return;
+    for (let offset = log.base; offset < below; offset += 1) {
       const eventId = log.entries[offset - log.base]!.headers[EVENT_ID_HEADER];
       if (eventId !== undefined && log.pendingIds.get(eventId) === offset) log.pendingIds.delete(eventId);
     }
-    log.cleanedBelow = Math.max(log.cleanedBelow, below);
+    log.entries.splice(0, below - log.base);
+    log.base = below;
+  }
+
+  /** How many messages of a topic (full name) the broker still holds: those some group has yet to handle. */
+  retained(topic: string): number {
+    return this.logs.get(topic)?.entries.length ?? 0;
   }
 
   private async dispatch(group: Group, topic: string, retry: RetryBackoff): Promise<void> {

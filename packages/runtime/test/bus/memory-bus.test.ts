@@ -1,9 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import { createMemoryBus, MessageNotHandledError, type BusMessage, type EventBus, type ReceivedMessage } from '../../src/bus';
+import { createMemoryBus, MemoryBroker, MessageNotHandledError, type BusMessage, type EventBus, type ReceivedMessage } from '../../src/bus';
 import { busContract, silentLogger } from './bus-contract';
 import { waitFor } from './wait-for';
 
 const prefix = () => `t-${randomUUID().slice(0, 8)}.`;
+
+/** A promise the test resolves when it chooses. */
+function gate() {
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  return { opened, open };
+}
 
 describe('memory bus', () => {
   busContract(async () => createMemoryBus({ topicPrefix: prefix(), logger: silentLogger, retryBackoff: { initialMs: 20, maxMs: 200 } }));
@@ -51,11 +58,6 @@ describe('memory bus', () => {
       );
       return state;
     };
-    function gate() {
-      let open!: () => void;
-      const opened = new Promise<void>((resolve) => (open = resolve));
-      return { opened, open };
-    }
 
     it('waits for every group with a member, not only the first to finish', async () => {
       const fast: string[] = [];
@@ -157,6 +159,69 @@ describe('memory bus', () => {
       await bus.subscribe({ groupId: 'returning', topics: ['t.v1'], handler: async (m) => void after.push(m.value) });
       await waitFor(() => expect(after).toEqual(['b']));
       expect(before).toEqual(['a']);
+    });
+  });
+
+  describe('holds only what some group has yet to handle', () => {
+    let broker: MemoryBroker;
+    let bus: EventBus;
+    beforeEach(() => {
+      broker = new MemoryBroker();
+      bus = createMemoryBus({ topicPrefix: '', logger: silentLogger, broker });
+    });
+    afterEach(() => bus.close());
+
+    const publish = (values: string[]) => bus.publish(values.map((value) => ({ topic: 't.v1', key: 'k', value, headers: {} })));
+
+    it('forgets messages once every group has handled them', async () => {
+      const a: ReceivedMessage[] = [];
+      const b: ReceivedMessage[] = [];
+      await bus.subscribe({ groupId: 'a', topics: ['t.v1'], handler: async (m) => void a.push(m) });
+      await bus.subscribe({ groupId: 'b', topics: ['t.v1'], handler: async (m) => void b.push(m) });
+      for (let round = 0; round < 5; round += 1) await publish(['1', '2', '3', '4']);
+      expect(a).toHaveLength(20);
+      expect(b).toHaveLength(20);
+      expect(broker.retained('t.v1')).toBe(0);
+      // Offsets keep counting past what was dropped.
+      expect(a.map((m) => Number(m.offset))).toEqual(Array.from({ length: 20 }, (_, i) => i));
+    });
+
+    it('keeps what a group without a member has yet to read, until it has read it', async () => {
+      const live: string[] = [];
+      await bus.subscribe({ groupId: 'live', topics: ['t.v1'], handler: async (m) => void live.push(m.value) });
+      const away = await bus.subscribe({ groupId: 'away', topics: ['t.v1'], handler: async () => undefined });
+      await publish(['1', '2']);
+      expect(broker.retained('t.v1')).toBe(0);
+      await away.close();
+      await publish(['3', '4', '5']);
+      expect(live).toEqual(['1', '2', '3', '4', '5']);
+      expect(broker.retained('t.v1')).toBe(3);
+      const back: string[] = [];
+      await bus.subscribe({ groupId: 'away', topics: ['t.v1'], handler: async (m) => void back.push(m.value) });
+      await waitFor(() => expect(back).toEqual(['3', '4', '5']));
+      await waitFor(() => expect(broker.retained('t.v1')).toBe(0));
+    });
+
+    it('starts a new group from the beginning at the earliest message still held', async () => {
+      const first: string[] = [];
+      const lagging = gate();
+      await bus.subscribe({
+        groupId: 'first',
+        topics: ['t.v1'],
+        handler: async (m) => {
+          if (m.value === '3') await lagging.opened;
+          first.push(m.value);
+        },
+      });
+      await publish(['1', '2']);
+      const pending = publish(['3', '4']);
+      const newcomer: ReceivedMessage[] = [];
+      await bus.subscribe({ groupId: 'newcomer', topics: ['t.v1'], fromBeginning: true, handler: async (m) => void newcomer.push(m) });
+      lagging.open();
+      await pending;
+      await waitFor(() => expect(newcomer.map((m) => [m.value, m.offset])).toEqual([['3', '2'], ['4', '3']]));
+      await waitFor(() => expect(broker.retained('t.v1')).toBe(0));
+      expect(first).toEqual(['1', '2', '3', '4']);
     });
   });
 });

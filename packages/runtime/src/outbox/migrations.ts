@@ -41,6 +41,13 @@ CREATE TABLE {{schema}}.processed_events (
 ALTER TABLE {{schema}}.outbox ADD COLUMN claimed_until timestamptz, ADD COLUMN claimed_by uuid;
 `,
   },
+  {
+    // The relay's housekeeping deletes processed-event marks past their retention, oldest first, in batches.
+    id: 'runtime_0003_processed_events_age',
+    template: `
+CREATE INDEX processed_events_processed_at_idx ON {{schema}}.processed_events (processed_at);
+`,
+  },
 ];
 
 /** The runtime migrations for one schema, ready for `migrate`. */

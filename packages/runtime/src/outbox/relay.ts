@@ -20,6 +20,15 @@ export interface OutboxRelayOptions {
   /** Sent events older than this are deleted (default 7 days). */
   retentionMs?: number;
   /**
+   * Consumers' processed-event marks (`processed_events`) older than this are deleted (default 14 days). A mark
+   * must outlive any redelivery of its event, or a late copy would take effect twice: keep it longer than the
+   * topics' retention in Kafka (7 days by default), a group that lost its offsets re-reading from the earliest
+   * retained message. The default is that plus a week of margin (and a week more than `retentionMs` by default).
+   */
+  processedRetentionMs?: number;
+  /** Rows deleted per statement by housekeeping (default 1000), so no deletion holds many locks or a long transaction. */
+  housekeepingBatchSize?: number;
+  /**
    * How long a claimed batch stays reserved for the relay publishing it (default 30 s). It is renewed while the
    * publish lasts; it only runs out when the relay is gone, and then another relay publishes the batch again.
    */
@@ -44,6 +53,7 @@ interface Claim {
 }
 
 const HOUSEKEEPING_EVERY_MS = 60 * 60 * 1000;
+const DAY_MS = 24 * 60 * 60 * 1000;
 const MAX_BACKOFF_MS = 30_000;
 
 /**
@@ -66,6 +76,8 @@ export class OutboxRelay {
   private readonly pollMs: number;
   private readonly batchSize: number;
   private readonly retentionMs: number;
+  private readonly processedRetentionMs: number;
+  private readonly housekeepingBatchSize: number;
   private readonly leaseMs: number;
   private running = false;
   private loop: Promise<void> | undefined;
@@ -77,7 +89,9 @@ export class OutboxRelay {
     this.schema = assertSchemaName(options.schema);
     this.pollMs = options.pollMs ?? 1_000;
     this.batchSize = options.batchSize ?? 100;
-    this.retentionMs = options.retentionMs ?? 7 * 24 * 60 * 60 * 1000;
+    this.retentionMs = options.retentionMs ?? 7 * DAY_MS;
+    this.processedRetentionMs = options.processedRetentionMs ?? 14 * DAY_MS;
+    this.housekeepingBatchSize = options.housekeepingBatchSize ?? 1_000;
     this.leaseMs = options.leaseMs ?? 30_000;
   }
 
@@ -199,10 +213,37 @@ export class OutboxRelay {
     );
   }
 
-  /** Deletes events sent longer ago than the retention; returns how many. */
-  async deleteSentBefore(cutoff: Date): Promise<number> {
-    const { rowCount } = await this.options.db.query(`DELETE FROM ${this.schema}.outbox WHERE sent_at < $1`, [cutoff]);
-    return rowCount;
+  /** Deletes events sent before `cutoff`, a batch per statement; returns how many. */
+  deleteSentBefore(cutoff: Date): Promise<number> {
+    return this.deleteInBatches(
+      `DELETE FROM ${this.schema}.outbox WHERE id IN (
+         SELECT id FROM ${this.schema}.outbox WHERE sent_at < $1 LIMIT $2)`,
+      cutoff,
+    );
+  }
+
+  /** Deletes consumers' processed-event marks made before `cutoff`, a batch per statement; returns how many. */
+  deleteProcessedBefore(cutoff: Date): Promise<number> {
+    return this.deleteInBatches(
+      `DELETE FROM ${this.schema}.processed_events WHERE (consumer, event_id) IN (
+         SELECT consumer, event_id FROM ${this.schema}.processed_events WHERE processed_at < $1 LIMIT $2)`,
+      cutoff,
+    );
+  }
+
+  /** Whether `stop` was called while the loop runs (a direct call, the relay not started, is never stopping). */
+  private get stopping(): boolean {
+    return !this.running && this.loop !== undefined;
+  }
+
+  /** Runs a `DELETE … LIMIT $2` until it deletes less than a batch (or the relay is stopping). */
+  private async deleteInBatches(sql: string, cutoff: Date): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const { rowCount } = await this.options.db.query(sql, [cutoff, this.housekeepingBatchSize]);
+      total += rowCount;
+      if (rowCount < this.housekeepingBatchSize || this.stopping) return total;
+    }
   }
 
   private async run(): Promise<void> {
@@ -229,5 +270,7 @@ export class OutboxRelay {
     this.lastHousekeeping = Date.now();
     const deleted = await this.deleteSentBefore(new Date(Date.now() - this.retentionMs));
     if (deleted > 0) this.options.logger.debug({ schema: this.schema, deleted }, 'old outbox events deleted');
+    const forgotten = await this.deleteProcessedBefore(new Date(Date.now() - this.processedRetentionMs));
+    if (forgotten > 0) this.options.logger.debug({ schema: this.schema, deleted: forgotten }, 'old processed-event marks deleted');
   }
 }

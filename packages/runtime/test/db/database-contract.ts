@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { inspect } from 'node:util';
 import { memoryLogger } from '@platform/test';
 import { createLogger } from '../../src/logging/logger';
+import { runtimeMigrations } from '../../src/outbox/migrations';
 import {
   loadMigrationsFromDir,
   migrate,
@@ -291,7 +292,9 @@ export function databaseContract(fixture: () => DatabaseFixture): void {
         expect((await loadMigrationsFromDir(dir)).map((m) => m.id)).toEqual(['0001_first', '0002_second']);
         const target = uniqueSchema('svc');
         const applied = await migrateService(db, { schema: target, dir, logger: silentLogger });
-        expect(applied).toEqual(['runtime_0001_outbox', '0001_first', '0002_second']);
+        // The runtime's own tables (outbox, processed events) first, in their order, then the service's files.
+        expect(applied).toEqual([...runtimeMigrations.map((migration) => migration.id), '0001_first', '0002_second']);
+        expect(applied[0]).toBe('runtime_0001_outbox');
         const tables = await db.query<{ table_name: string }>(
           `SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name`,
           [target],

@@ -1,5 +1,5 @@
 import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
-import { sliceCodePoints } from '@platform/runtime';
+import { PLATFORM_VERSION, sliceCodePoints } from '@platform/runtime';
 import type { McpPrincipal } from '../oauth/resource-server';
 import type { DataPlane } from './data-plane';
 import { upstreamHeaders } from './data-plane';
@@ -7,8 +7,6 @@ import type { ResolvedGateway } from './exposures';
 import type { JsonRpcRequest } from './jsonrpc';
 import { sealSession, type McpSession, type UpstreamSession } from './session';
 import { initializeUpstream } from './upstream-sessions';
-
-const GATEWAY_VERSION = process.env.PLATFORM_VERSION ?? '0.1.0';
 
 // Cut by characters, never inside one: half a surrogate pair would go on into the session and the call records.
 const text = (value: unknown, max = 200): string => (typeof value === 'string' ? sliceCodePoints(value, max) : '');
@@ -61,7 +59,7 @@ export async function initializeSession(
       completions: {},
       logging: {},
     },
-    serverInfo: { name: gateway.slug, title: gateway.name, version: GATEWAY_VERSION },
+    serverInfo: { name: gateway.slug, title: gateway.name, version: PLATFORM_VERSION },
   };
   return { sessionId: sealSession(plane.box, session), session, result };
 }

@@ -1,4 +1,6 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { PLATFORM_VERSION } from '@platform/runtime';
+import rootPackage from '../../../package.json';
 import {
   ElicitRequestSchema,
   ListRootsRequestSchema,
@@ -70,6 +72,9 @@ describe('MCP gateway data plane', () => {
   it('aggregates both upstreams under prefixed names, served from the approved catalog', async () => {
     const client = await connect();
     expect(client.getServerVersion()?.name).toBe(gatewaySlug);
+    // The build's version, as every service reports it (PLATFORM_VERSION, else package.json's).
+    expect(client.getServerVersion()?.version).toBe(PLATFORM_VERSION);
+    expect(PLATFORM_VERSION).toBe(process.env.PLATFORM_VERSION ?? rootPackage.version);
     expect(client.getServerCapabilities()).toMatchObject({ tools: { listChanged: true }, resources: { subscribe: true }, prompts: {} });
     const tools = (await client.listTools()).tools.map((tool) => tool.name).sort();
     expect(tools).toEqual(expect.arrayContaining(['alpha__echo', 'alpha__slow', 'alpha__ask', 'beta__echo', 'beta__whoami']));

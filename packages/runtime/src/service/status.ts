@@ -3,7 +3,8 @@ import type { ServiceName } from '../config';
 import type { Queryable } from '../db/port';
 import rootPackage from '../../../../package.json';
 
-const VERSION = process.env.PLATFORM_VERSION ?? rootPackage.version;
+/** The version this build reports (service status, the MCP gateway's serverInfo): PLATFORM_VERSION, else package.json's. */
+export const PLATFORM_VERSION = process.env.PLATFORM_VERSION ?? rootPackage.version;
 const STARTED_AT = new Date().toISOString();
 
 /**
@@ -12,5 +13,5 @@ const STARTED_AT = new Date().toISOString();
  */
 export async function readServiceStatus(name: ServiceName, db: Queryable): Promise<ServiceStatus> {
   const { rows } = await db.query<{ id: string }>(`SELECT id FROM ${name}.schema_migrations WHERE id NOT LIKE 'runtime\\_%' ORDER BY id DESC LIMIT 1`);
-  return { service: name, version: VERSION, schemaVersion: rows[0]?.id ?? '', startedAt: STARTED_AT };
+  return { service: name, version: PLATFORM_VERSION, schemaVersion: rows[0]?.id ?? '', startedAt: STARTED_AT };
 }

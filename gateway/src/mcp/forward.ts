@@ -14,7 +14,7 @@ import {
   type JsonRpcResponse,
 } from './jsonrpc';
 import { relayIdOf } from './relay-ids';
-import { onStopped, StopSwitch } from './stop-switch';
+import { pauseUnlessStopped, StopSwitch } from './stop-switch';
 import { postToUpstream, resumeUpstreamStream, type UpstreamAnswer, type UpstreamEndpoint } from './upstream-client';
 import type { UpstreamStream } from './upstream-items';
 
@@ -120,7 +120,7 @@ export async function forwardRequest(
       case 'stream': {
         const upstream = endpoint;
         const resume = async (lastEventId: string, retryMs: number | undefined) => {
-          await pause(Math.min(retryMs ?? RESUME_AFTER_MS, MAX_RESUME_WAIT_MS), stopSwitch);
+          await pauseUnlessStopped(Math.min(retryMs ?? RESUME_AFTER_MS, MAX_RESUME_WAIT_MS), stopSwitch);
           return resumeUpstreamStream(upstream, lastEventId, { ...options, signal: stopSwitch.signal });
         };
         return await relayStream(ctx, server, request, answer.messages, reply, {
@@ -200,17 +200,4 @@ async function relayStream(ctx: CallContext, server: RuntimeServer, request: Jso
 /** A stream that broke on the way (not a malformed message, not a stop): worth resuming. */
 function isBrokenConnection(error: unknown): boolean {
   return error instanceof GatewayRpcError && error.errorClass === 'unreachable';
-}
-
-/** Waits `milliseconds`, or less when the exchange is stopped meanwhile (the caller's next step then fails on it). */
-function pause(milliseconds: number, stop: StopSwitch): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, milliseconds);
-    const stopListening = onStopped(stop, done);
-    function done() {
-      clearTimeout(timer);
-      stopListening();
-      resolve();
-    }
-  });
 }

@@ -63,3 +63,16 @@ export function onStopped(stop: ExchangeStop, listener: () => void): () => void 
 export function signalOf(stop: ExchangeStop): AbortSignal {
   return stop instanceof StopSwitch ? stop.signal : stop;
 }
+
+/** Waits `milliseconds`, or less when `stop` fires meanwhile (or has already). */
+export function pauseUnlessStopped(milliseconds: number, stop: ExchangeStop): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, milliseconds);
+    const stopListening = onStopped(stop, done);
+    function done() {
+      clearTimeout(timer);
+      stopListening();
+      resolve();
+    }
+  });
+}

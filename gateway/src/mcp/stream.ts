@@ -9,6 +9,7 @@ import { claimGetStream } from './get-streams';
 import { McpHttpError } from './http-errors';
 import { RPC, type JsonRpcMessage } from './jsonrpc';
 import { requireSession } from './session-check';
+import { pauseUnlessStopped } from './stop-switch';
 import { endUpstreamSession, openUpstreamStream, type UpstreamEndpoint } from './upstream-client';
 import type { UpstreamStreamItem } from './upstream-items';
 import { currentUpstreamSession } from './upstream-sessions';
@@ -188,15 +189,7 @@ class RetryPace {
   async pause(closed: AbortSignal): Promise<void> {
     const delayMs = this.delayMs;
     this.delayMs = Math.min(delayMs * 2, RETRY_MAX_MS);
-    await new Promise<void>((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        closed.removeEventListener('abort', done);
-        resolve();
-      };
-      const timer = setTimeout(done, delayMs);
-      closed.addEventListener('abort', done, { once: true });
-    });
+    await pauseUnlessStopped(delayMs, closed);
   }
 }
 

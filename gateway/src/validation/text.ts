@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { FieldError } from '@platform/runtime';
+import { isStorableInstant, type FieldError } from '@platform/runtime';
 
 /**
  * Request strings PostgreSQL can hold. Its `text` and `jsonb` cannot hold the NUL character (U+0000): a NUL that
@@ -15,20 +15,11 @@ export function textSchema() {
   return z.string().refine((value) => !hasNul(value), NUL_PROBLEM);
 }
 
-/** The instants PostgreSQL reads from an ISO 8601 timestamp: years 0001 to 9999 (it refuses year 0000). */
-const EARLIEST_MS = Date.parse('0001-01-01T00:00:00.000Z');
-const LATEST_MS = Date.parse('9999-12-31T23:59:59.999Z');
 export const TIMESTAMP_RANGE_PROBLEM = 'must be between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z';
 
-/**
- * An ISO 8601 date-time with an offset (`Z` or `±hh:mm`) at an instant from year 0001 to 9999 in UTC. The bound is
- * on the instant, not the written year: `0001-01-01T00:00:00+01:00` is in year 0 once converted to UTC.
- */
+/** An ISO 8601 date-time with an offset (`Z` or `±hh:mm`) at an instant PostgreSQL can hold (runtime isStorableInstant). */
 export function timestampSchema() {
-  return z.iso.datetime({ offset: true }).refine((value) => {
-    const ms = Date.parse(value);
-    return ms >= EARLIEST_MS && ms <= LATEST_MS;
-  }, TIMESTAMP_RANGE_PROBLEM);
+  return z.iso.datetime({ offset: true }).refine(isStorableInstant, TIMESTAMP_RANGE_PROBLEM);
 }
 
 /**

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { sliceCodePoints, storableText, type DomainEvent, type Logger, type Transaction } from '@platform/runtime';
+import { isStorableInstant, sliceCodePoints, storableText, type DomainEvent, type Logger, type Transaction } from '@platform/runtime';
 import { insertCallRecordsSkippingRefused, type NewCall, type NewCallContext } from '../store/calls-store';
 
 /**
@@ -17,9 +17,6 @@ export const CALL_OUTCOMES = ['ok', 'error', 'refused', 'timeout', 'upstream_una
 const MAX_PAYLOAD_CHARS = 16 * 1024;
 /** Calls per batch, and groups per batch, beyond which a batch is refused as a whole (the edge sends at most 500). */
 const MAX_BATCH_ITEMS = 10_000;
-/** The instants PostgreSQL reads back from an ISO timestamp: years 0001 to 9999 (it refuses year 0000). */
-const EARLIEST_MS = Date.parse('0001-01-01T00:00:00.000Z');
-const LATEST_MS = Date.parse('9999-12-31T23:59:59.999Z');
 
 /**
  * Free text is kept to a sane length rather than refusing the record over it, and made storable: much of it comes
@@ -30,10 +27,7 @@ const text = (max: number) => z.string().transform((value) => storableText(value
 const optionalId = z.union([z.uuid(), z.literal('')]).optional();
 const target = z.object({ id: z.uuid(), slug: text(200), name: text(500) });
 const byteCount = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
-const occurredAt = z.iso.datetime({ offset: true }).refine((value) => {
-  const ms = Date.parse(value);
-  return ms >= EARLIEST_MS && ms <= LATEST_MS;
-}, 'must be between the years 0001 and 9999');
+const occurredAt = z.iso.datetime({ offset: true }).refine(isStorableInstant, 'must be between the years 0001 and 9999');
 
 /** A captured payload made storable and cut to MAX_PAYLOAD_CHARS characters, flagged when cut here or by the edge. */
 function payload(value: string, truncated: boolean): { text: string; truncated: boolean } {

@@ -4,7 +4,7 @@ import type {
   ListCallsRequest,
   ListCallsResponse,
 } from '@platform/proto/gen/platform/catalog/v1/catalog';
-import { AppError, decodeCursor, encodeCursor, type FieldError } from '@platform/runtime';
+import { AppError, decodeCursor, encodeCursor, isStorableInstant, type FieldError } from '@platform/runtime';
 import type { CatalogDeps } from '../deps';
 import { findCallRecord, listCallRecords, type CallFilter, type CallRecordRow } from '../store/calls-store';
 import { iso } from '../store/mappers';
@@ -15,15 +15,11 @@ import { pageLimit } from './paging';
 
 const INT64_MAX = 9223372036854775807n;
 const MAX_METHOD = 200;
-/** The instants PostgreSQL reads from an ISO timestamp: years 0001 to 9999 (it refuses year 0000). */
-const EARLIEST_MS = Date.parse('0001-01-01T00:00:00.000Z');
-const LATEST_MS = Date.parse('9999-12-31T23:59:59.999Z');
 
 /** What is wrong with a time bound (the edge checks them too; a bad one must be a 400, never a database error). */
 function timeProblem(value: string): string | null {
-  const ms = Date.parse(value);
-  if (Number.isNaN(ms)) return 'must be an ISO 8601 date-time';
-  return ms < EARLIEST_MS || ms > LATEST_MS ? 'must be between the years 0001 and 9999' : null;
+  if (Number.isNaN(Date.parse(value))) return 'must be an ISO 8601 date-time';
+  return isStorableInstant(value) ? null : 'must be between the years 0001 and 9999';
 }
 
 /** An int64 id >= 1 as a decimal string, or null. */

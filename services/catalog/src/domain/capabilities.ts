@@ -12,6 +12,7 @@ import {
 } from '../store/capabilities-store';
 import type { McpServerRow } from '../store/mcp-servers-mappers';
 import { findTeamMcpServer } from '../store/mcp-servers-store';
+import { sameUpstreamConnection } from '../store/upstream-connection';
 import { finishRefreshRound, releaseRefreshLease, takeRefreshLease } from '../store/refresh-store';
 import { discoverCapabilities, DiscoveryError, type DiscoveredCapability, type DiscoveryTarget } from './discovery';
 import { UUID } from './gateway-rules';
@@ -84,20 +85,15 @@ function askedBySystem(context: RequestContext | undefined): boolean {
   return context?.actor?.kind === ActorKind.ACTOR_KIND_SYSTEM;
 }
 
-/** Whether two reads of a server name the same upstream (what discovery connected to). */
-function sameAddress(a: McpServerRow, b: McpServerRow): boolean {
-  return a.url === b.url && a.transport === b.transport;
-}
-
 /**
  * Locks the server row for storing what a discovery of `probed` learnt (so two refreshes of one server apply one
- * after the other) and answers it; null when its URL or transport changed since `probed` was read, since what was
- * found at the old address says nothing about the new one. A server deleted meanwhile is 404.
+ * after the other) and answers it; null when its URL, transport or headers changed since `probed` was read, since
+ * what was found over the old connection says nothing about the new one. A server deleted meanwhile is 404.
  */
-async function lockedAtAddress(tx: Transaction, probed: McpServerRow): Promise<McpServerRow | null> {
+async function lockedAsProbed(tx: Transaction, probed: McpServerRow): Promise<McpServerRow | null> {
   const locked = await findTeamMcpServer(tx, probed.team_id, probed.id, true);
   if (!locked) throw NOT_FOUND();
-  return sameAddress(locked, probed) ? locked : null;
+  return sameUpstreamConnection(locked, probed) ? locked : null;
 }
 
 /** Discovery rounds one lease holder runs back to back for refreshes asked meanwhile, before it lets go. */
@@ -116,8 +112,8 @@ const discoveryBudgetSeconds = (server: McpServerRow) => Math.max(60, server.tim
  *
  * One discovery of a server runs at a time across replicas (a lease on the row). A refresh asked for while another
  * runs is coalesced: the running one discovers once more when its round ends (so a change announced during a round
- * is not missed), and the caller gets the stored list at once. A round whose server moved meanwhile (URL or
- * transport changed) stores nothing and is followed by one at the new address. At most MAX_ROUNDS rounds; when the
+ * is not missed), and the caller gets the stored list at once. A round whose server's connection changed meanwhile
+ * (URL, transport or headers) stores nothing and is followed by one over the new connection. At most MAX_ROUNDS rounds; when the
  * last one was discarded, the caller gets the stored list. `signal` stops the discovery (shutdown).
  */
 export async function refreshMcpServer(deps: CatalogDeps, request: RefreshMcpServerRequest, signal?: AbortSignal): Promise<ListCapabilitiesResponse> {
@@ -130,10 +126,10 @@ export async function refreshMcpServer(deps: CatalogDeps, request: RefreshMcpSer
     for (let round = 1; ; round++) {
       const current = round === 1 ? server : await teamServer(deps, request.teamId, request.serverId);
       const result = await discoverAndStore(deps, current, context, signal);
-      const moved = result === null;
-      if (!(await finishRefreshRound(deps.db, server.id, leaseSeconds, round < MAX_ROUNDS, moved))) return result ?? (await storedCapabilities(deps, server.id));
-      // A repeat asked for by other callers is the system's doing; a round redone at the new address is still this caller's.
-      if (!moved) context = undefined;
+      const discarded = result === null;
+      if (!(await finishRefreshRound(deps.db, server.id, leaseSeconds, round < MAX_ROUNDS, discarded))) return result ?? (await storedCapabilities(deps, server.id));
+      // A repeat asked for by other callers is the system's doing; a round redone over the new connection is still this caller's.
+      if (!discarded) context = undefined;
     }
   } catch (error) {
     await releaseRefreshLease(deps.db, server.id).catch((releaseError: unknown) =>
@@ -148,8 +144,8 @@ async function storedCapabilities(deps: CatalogDeps, serverId: string): Promise<
 }
 
 /**
- * One discovery round against the address `server` names, and its outcome stored. Null when the server moved to
- * another URL or transport while it ran: then nothing is stored, audited or announced.
+ * One discovery round over the connection `server` names, and its outcome stored. Null when the server's URL,
+ * transport or headers changed while it ran: then nothing is stored, audited or announced.
  */
 async function discoverAndStore(
   deps: CatalogDeps,
@@ -167,12 +163,12 @@ async function discoverAndStore(
     if (signal?.aborted) throw new AppError('unavailable', 'The refresh was stopped');
     const message = `The MCP server could not be reached: ${error.errorClass}`;
     const recorded = await deps.db.transaction(async (tx) => {
-      if (!(await lockedAtAddress(tx, server))) return false;
+      if (!(await lockedAsProbed(tx, server))) return false;
       await recordRefreshOutcome(tx, server.id, message);
       await auditRefresh(tx, context, server, { outcome: 'failed', errorClass: error.errorClass });
       return true;
     });
-    // The old address failed: that says nothing about the new one.
+    // The old connection failed: that says nothing about the new one.
     if (!recorded) return null;
     deps.logger.warn({ serverId: server.id, errorClass: error.errorClass, err: error.cause }, 'MCP server discovery failed');
     throw new AppError('unavailable', message);
@@ -180,7 +176,7 @@ async function discoverAndStore(
 
   let changed = false;
   const rows = await deps.db.transaction(async (tx) => {
-    const locked = await lockedAtAddress(tx, server);
+    const locked = await lockedAsProbed(tx, server);
     if (!locked) return null;
     const before = await listServerCapabilities(tx, server.id, true);
     const present = new Set(found.map((item) => `${item.kind}\u0000${item.name}`));

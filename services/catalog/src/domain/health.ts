@@ -52,7 +52,7 @@ export async function probeUpstream(target: DiscoveryTarget, signal: AbortSignal
 /**
  * Checks one server and stores the outcome. A transition to unhealthy (from healthy or unknown) writes
  * `server.unhealthy`, a return from unhealthy to healthy `server.healthy`, each in the transaction of the change;
- * an unchanged status writes nothing, and so does a check of an address the server left while it ran.
+ * an unchanged status writes nothing, and so does a check over a connection (URL, transport, headers) the server left while it ran.
  */
 export async function checkServerHealth(deps: HealthDeps, server: McpServerRow, signal: AbortSignal): Promise<void> {
   const outcome = await probeUpstream(
@@ -67,7 +67,7 @@ export async function checkServerHealth(deps: HealthDeps, server: McpServerRow, 
   );
   if (!outcome) return;
   await deps.db.transaction(async (tx) => {
-    // Stored only while the server is still at the address probed (a change of URL or transport meanwhile wins).
+    // Stored only while the server still connects as probed (a change of URL, transport or headers meanwhile wins).
     const health = await recordHealth(tx, server.id, server, outcome);
     if (!health || health.previousStatus === health.status) return;
     if (health.status === 'unhealthy') await writeHealthEvent(tx, 'server.unhealthy', server.id, health, outcome.errorClass);

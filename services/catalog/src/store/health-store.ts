@@ -2,6 +2,7 @@ import type { Queryable } from '@platform/runtime';
 import { claimDue } from './claim-due';
 import { MCP_SERVER_COLUMNS } from './mcp-servers-store';
 import type { McpServerRow } from './mcp-servers-mappers';
+import { stillConnectsAs, type UpstreamConnection } from './upstream-connection';
 
 export type HealthStatus = 'unknown' | 'healthy' | 'unhealthy';
 
@@ -33,21 +34,16 @@ export async function claimDueHealthChecks(db: Queryable, limit: number, interva
   return claimDue<McpServerRow>(db, 'next_health_check_at', limit, intervalSeconds, MCP_SERVER_COLUMNS);
 }
 
-/** The upstream a check connected to, as the server row named it when the check was claimed. */
-export interface ProbedAddress {
-  url: string;
-  transport: string;
-}
-
 /**
  * Stores a check's outcome on the server; `health_status_since` moves only when the status changes. Null, storing
- * nothing, when the server is gone or no longer at the probed address (its URL or transport changed while the check
- * ran: that change already forgot the health, and what the old address answered says nothing about the new one).
+ * nothing, when the server is gone or no longer connects as probed (its URL, transport or headers changed while the
+ * check ran: that change already forgot the health, and what the old connection met says nothing about the new one).
  * Run it in the transaction that writes the transition's event.
  */
-export async function recordHealth(db: Queryable, serverId: string, probed: ProbedAddress, outcome: HealthOutcome): Promise<RecordedHealth | null> {
+export async function recordHealth(db: Queryable, serverId: string, probed: UpstreamConnection, outcome: HealthOutcome): Promise<RecordedHealth | null> {
+  const unchanged = stillConnectsAs(probed, 7);
   const { rows } = await db.query<{ previous_status: HealthStatus; health_status: HealthStatus; health_status_since: Date; team_id: string; slug: string; name: string }>(
-    `WITH old AS (SELECT id, health_status FROM catalog.mcp_servers WHERE id = $1 AND url = $7 AND transport = $8 FOR UPDATE)
+    `WITH old AS (SELECT id, health_status FROM catalog.mcp_servers WHERE id = $1 AND ${unchanged.condition} FOR UPDATE)
      UPDATE catalog.mcp_servers s
         SET health_status = $2,
             health_status_since = CASE WHEN old.health_status = $2 AND s.health_status_since IS NOT NULL THEN s.health_status_since ELSE now() END,
@@ -59,7 +55,7 @@ export async function recordHealth(db: Queryable, serverId: string, probed: Prob
        FROM old
       WHERE s.id = old.id
       RETURNING old.health_status AS previous_status, s.health_status, s.health_status_since, s.team_id, s.slug, s.name`,
-    [serverId, outcome.status, outcome.latencyMs, outcome.errorClass, outcome.signInRequired, outcome.message, probed.url, probed.transport],
+    [serverId, outcome.status, outcome.latencyMs, outcome.errorClass, outcome.signInRequired, outcome.message, ...unchanged.values],
   );
   const row = rows[0];
   if (!row) return null;
@@ -74,20 +70,19 @@ export async function recordHealth(db: Queryable, serverId: string, probed: Prob
 }
 
 /**
- * SET clauses of an UPDATE that forget a server's health when it moves (its URL, or transport, differs from the
- * stored one: the expressions see the row before the update) and make it due for a check at once: a health
- * measured at the old address says nothing about the new one.
+ * SET clauses of an UPDATE that forget a server's health when its connection changes (`changed`, from
+ * `connectionChanges`: its URL, transport or headers differ from the stored ones) and make it due for a check at
+ * once: a health measured over the old connection says nothing about the new one.
  */
-export function healthResetWhenMoved(urlParam: string, transportParam?: string): string {
-  const moved = `(url IS DISTINCT FROM ${urlParam}${transportParam ? ` OR transport IS DISTINCT FROM ${transportParam}` : ''})`;
+export function healthResetWhen(changed: string): string {
   return [
-    `health_status = CASE WHEN ${moved} THEN 'unknown' ELSE health_status END`,
-    `health_status_since = CASE WHEN ${moved} THEN now() ELSE health_status_since END`,
-    `health_checked_at = CASE WHEN ${moved} THEN NULL ELSE health_checked_at END`,
-    `health_latency_ms = CASE WHEN ${moved} THEN NULL ELSE health_latency_ms END`,
-    `health_error_class = CASE WHEN ${moved} THEN NULL ELSE health_error_class END`,
-    `health_sign_in_required = CASE WHEN ${moved} THEN false ELSE health_sign_in_required END`,
-    `health_message = CASE WHEN ${moved} THEN NULL ELSE health_message END`,
-    `next_health_check_at = CASE WHEN ${moved} THEN now() ELSE next_health_check_at END`,
+    `health_status = CASE WHEN ${changed} THEN 'unknown' ELSE health_status END`,
+    `health_status_since = CASE WHEN ${changed} THEN now() ELSE health_status_since END`,
+    `health_checked_at = CASE WHEN ${changed} THEN NULL ELSE health_checked_at END`,
+    `health_latency_ms = CASE WHEN ${changed} THEN NULL ELSE health_latency_ms END`,
+    `health_error_class = CASE WHEN ${changed} THEN NULL ELSE health_error_class END`,
+    `health_sign_in_required = CASE WHEN ${changed} THEN false ELSE health_sign_in_required END`,
+    `health_message = CASE WHEN ${changed} THEN NULL ELSE health_message END`,
+    `next_health_check_at = CASE WHEN ${changed} THEN now() ELSE next_health_check_at END`,
   ].join(',\n            ');
 }

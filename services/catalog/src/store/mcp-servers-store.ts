@@ -1,6 +1,7 @@
 import type { Queryable } from '@platform/runtime';
 import type { McpServerRow } from './mcp-servers-mappers';
-import { healthResetWhenMoved } from './health-store';
+import { healthResetWhen } from './health-store';
+import { connectionChanges } from './upstream-connection';
 
 export const MCP_SERVER_COLUMNS = `id, team_id, slug, name, description, url, transport, auth_header_name, auth_value_sealed, auth_value_hint,
   timeout_seconds, enabled, send_identity, capture_payloads, publish_state, access_mode, visibility, personal, headers_sealed,
@@ -75,7 +76,7 @@ export async function insertMcpServer(db: Queryable, id: string, teamId: string,
 export async function updateMcpServerRow(db: Queryable, id: string, expectedRevision: string, fields: McpServerFields): Promise<McpServerRow | null> {
   const { rows } = await db.query<McpServerRow>(
     `UPDATE catalog.mcp_servers
-        SET ${healthResetWhenMoved('$6', '$7')},
+        SET ${healthResetWhen(connectionChanges({ url: '$6', transport: '$7', auth_header_name: '$8', auth_value_sealed: '$9' }))},
             slug = $3, name = $4, description = $5, url = $6, transport = $7, auth_header_name = $8,
             auth_value_sealed = $9, auth_value_hint = $10, timeout_seconds = $11, enabled = $12, send_identity = $13,
             capture_payloads = $14, revision = revision + 1, updated_at = now()

@@ -1,7 +1,8 @@
 import type { Queryable } from '@platform/runtime';
 import type { McpServerRow } from './mcp-servers-mappers';
 import { MCP_SERVER_VIEW } from './mcp-servers-store';
-import { healthResetWhenMoved } from './health-store';
+import { healthResetWhen } from './health-store';
+import { connectionChanges } from './upstream-connection';
 
 /** A position in a list ordered by slug then id (slugs repeat across teams). */
 export interface SlugIdPosition {
@@ -52,7 +53,14 @@ export async function updateAdminServerRow(db: Queryable, id: string, expectedRe
   const replaceHeaders = fields.headersSealed !== undefined;
   const { rows } = await db.query<McpServerRow>(
     `UPDATE catalog.mcp_servers
-        SET ${healthResetWhenMoved('$5')},
+        SET ${healthResetWhen(
+              connectionChanges({
+                url: '$5',
+                headers_sealed: 'CASE WHEN $10::boolean THEN $11::text ELSE headers_sealed END',
+                auth_header_name: 'CASE WHEN $10::boolean THEN NULL ELSE auth_header_name END',
+                auth_value_sealed: 'CASE WHEN $10::boolean THEN NULL ELSE auth_value_sealed END',
+              }),
+            )},
             name = $3, description = $4, url = $5, access_mode = $6, visibility = $7, personal = $8, enabled = $9,
             headers_sealed = CASE WHEN $10::boolean THEN $11::text ELSE headers_sealed END,
             auth_header_name = CASE WHEN $10::boolean THEN NULL ELSE auth_header_name END,

@@ -320,5 +320,34 @@ describe('MCP server capability discovery', () => {
       expect(names(refreshed.body.data)).toEqual(['tool:new_tool']);
       expect((await owner.client.get(server.path)).body.data).toMatchObject({ counts: { tools: 1 }, lastRefreshError: null });
     });
+
+    it('stores nothing of what the old credential listed, and discovers again with the new one', async () => {
+      // One address, whose tools depend on the credential (as an upstream's token scopes decide).
+      const upstream = await startControllableUpstream(['anonymous_tool']);
+      started.push(upstream);
+      upstream.toolsByCredential = { 'first-credential': ['first_tool'], 'second-credential': ['second_tool'] };
+      const created = await owner.client.post(`/v1/teams/${team}/mcp-servers`, {
+        name: 'Rekeyed',
+        slug: unique('rk'),
+        url: upstream.url,
+        authValue: 'first-credential',
+        timeoutSeconds: 30,
+      });
+      expect(created.status).toBe(201);
+      const path = `/v1/teams/${team}/mcp-servers/${created.body.data.id}`;
+      upstream.holdToolsList = true;
+
+      const answer = owner.client.post(`${path}/refresh`);
+      await eventually(() => upstream.pendingToolsList, (pending) => pending === 1);
+      const rekeyed = await owner.client.patch(path, { authValue: 'second-credential' }, { 'if-match': '"1"' });
+      expect(rekeyed.status).toBe(200);
+      upstream.openToolsList();
+
+      const refreshed = await answer;
+      expect(refreshed.status).toBe(200);
+      expect(names(refreshed.body.data)).toEqual(['tool:second_tool']);
+      expect(upstream.toolsListCredentials).toEqual(['first-credential', 'second-credential']);
+      expect(names((await owner.client.get(`${path}/capabilities?includeGone=true`)).body.data)).toEqual(['tool:second_tool']);
+    });
   });
 });

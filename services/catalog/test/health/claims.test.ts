@@ -100,6 +100,68 @@ describeWith('postgres', 'health check claims across replicas', () => {
     expect(await healthOf(id)).toEqual(checked);
   });
 
+  it('stores nothing from a check made with a credential the server no longer has', async () => {
+    const upstream = await startControllableUpstream();
+    upstreams.push(upstream);
+    upstream.holdPing = true;
+    const created = await owner.client.post(`/v1/teams/${team}/mcp-servers`, {
+      name: 'Rekeyed',
+      slug: unique('rk'),
+      url: upstream.url,
+      authValue: 'old-credential',
+      timeoutSeconds: 30,
+    });
+    expect(created.status).toBe(201);
+    const id = created.body.data.id as string;
+    const first = healthChecker(await replicaDeps())!;
+    const second = healthChecker(await replicaDeps())!;
+
+    // The first replica's check waits at the ping it sent with the old credential.
+    const stale = first.runRound();
+    await eventually(() => upstream.pendingPings, (pending) => pending === 1);
+    // The upstream now refuses everyone but the new credential's holder: the stale check would store healthy.
+    const rekeyed = await owner.client.patch(`/v1/teams/${team}/mcp-servers/${id}`, { authValue: 'new-credential' }, { 'if-match': '"1"' });
+    expect(rekeyed.status).toBe(200);
+    expect(rekeyed.body.data.health.status).toBe('unknown');
+    upstream.mode = 'unauthorized';
+    await second.runRound();
+    const checked = await healthOf(id);
+    expect(checked).toMatchObject({ status: 'unhealthy', signInRequired: true });
+
+    upstream.openPings();
+    await stale;
+    expect(upstream.pingCredentials).toEqual(['old-credential']);
+    expect(await healthOf(id)).toEqual(checked);
+  });
+
+  it("forgets the health when a platform admin replaces the server's headers (op 16), not when only its name changes", async () => {
+    const admin = await adminClient(platform);
+    const platformAdmin = await newPerson(platform, admin, 'platform-admin', 'admin');
+    const upstream = await startControllableUpstream();
+    upstreams.push(upstream);
+    const id = await register(upstream.url);
+    const checker = healthChecker(await replicaDeps())!;
+    expect(await checker.runRound()).toBe(1);
+    const healthy = await healthOf(id);
+    expect(healthy.status).toBe('healthy');
+
+    const adminPath = `/v1/admin/mcp-servers/${id}`;
+    const change = async (body: Record<string, unknown>) => {
+      const current = (await platformAdmin.client.get(adminPath)).body.data;
+      expect((await platformAdmin.client.patch(adminPath, body, { 'if-match': `"${current.revision}"` })).status).toBe(200);
+    };
+    await change({ name: 'Renamed by the platform' });
+    expect(await healthOf(id)).toEqual(healthy);
+    expect(await checker.runRound()).toBe(0);
+
+    // Headers are part of the connection: what was measured without them says nothing of the server with them.
+    await change({ headers: { Authorization: 'platform-credential' } });
+    expect(await healthOf(id)).toMatchObject({ status: 'unknown', checkedAt: null });
+    expect(await checker.runRound()).toBe(1);
+    expect(await healthOf(id)).toMatchObject({ status: 'healthy' });
+    expect(upstream.pingCredentials).toEqual(['', 'platform-credential']);
+  });
+
   it('stops cleanly: an in-flight check is aborted and records nothing', async () => {
     const hanging = await startControllableUpstream();
     upstreams.push(hanging);

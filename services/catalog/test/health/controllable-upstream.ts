@@ -17,6 +17,12 @@ export interface ControllableUpstream {
   mode: UpstreamMode;
   /** Tools the MCP server lists; change it to see discovery pick the change up. */
   tools: string[];
+  /** Tools listed instead to a caller whose `Authorization` header has this value (as an upstream's scopes decide). */
+  toolsByCredential: Record<string, string[]>;
+  /** The `Authorization` header of each `tools/list` request, in order ('' without one). */
+  toolsListCredentials: string[];
+  /** The `Authorization` header of each `ping` request, in order ('' without one). */
+  pingCredentials: string[];
   /** JSON-RPC `ping` requests answered (the health check's second step). */
   pings: number;
   /** HTTP requests received, whatever the mode. */
@@ -67,6 +73,9 @@ export async function startControllableUpstream(tools: string[] = ['echo']): Pro
     url: '',
     mode: 'serve',
     tools,
+    toolsByCredential: {},
+    toolsListCredentials: [],
+    pingCredentials: [],
     pings: 0,
     requests: 0,
     toolsLists: 0,
@@ -101,20 +110,27 @@ export async function startControllableUpstream(tools: string[] = ['echo']): Pro
     }
     const body = await bodyOf(request);
     const method = (body as { method?: string } | undefined)?.method;
-    if (method === 'ping') upstream.pings++;
+    const credential = String(request.headers.authorization ?? '');
+    if (method === 'ping') {
+      upstream.pings++;
+      upstream.pingCredentials.push(credential);
+    }
     if (method === 'ping' && upstream.holdPing) {
       upstream.pendingPings++;
       await new Promise<void>((resolve) => heldPings.push(resolve));
       upstream.pendingPings--;
     }
-    if (method === 'tools/list') upstream.toolsLists++;
+    if (method === 'tools/list') {
+      upstream.toolsLists++;
+      upstream.toolsListCredentials.push(credential);
+    }
     if (method === 'tools/list' && upstream.holdToolsList) {
       upstream.pendingToolsList++;
       upstream.maxPendingToolsList = Math.max(upstream.maxPendingToolsList, upstream.pendingToolsList);
       await new Promise<void>((resolve) => held.push(resolve));
       upstream.pendingToolsList--;
     }
-    const server = buildServer(upstream.tools);
+    const server = buildServer(upstream.toolsByCredential[credential] ?? upstream.tools);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     response.on('close', () => {
       void transport.close();

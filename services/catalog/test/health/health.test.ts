@@ -129,6 +129,21 @@ describe('MCP server health checks and scheduled discovery', () => {
     expect(renamed.body.data.health).toMatchObject({ status: 'healthy', statusSince: again.health.statusSince });
   });
 
+  it('forgets the health measured with the old credential when the credential changes, then checks with the new one', async () => {
+    const refusing = await upstream();
+    refusing.mode = 'unauthorized';
+    const server = await register(refusing.url, { authValue: 'rejected-credential' });
+    await healthWhen(server.id, (health) => health.status === 'unhealthy' && health.signInRequired === true);
+
+    const current = (await owner.client.get(`/v1/teams/${team}/mcp-servers/${server.id}`)).body.data;
+    refusing.mode = 'serve';
+    const rekeyed = await owner.client.patch(`/v1/teams/${team}/mcp-servers/${server.id}`, { authValue: 'accepted-credential' }, { 'if-match': `"${current.revision}"` });
+    expect(rekeyed.status).toBe(200);
+    expect(rekeyed.body.data.health).toMatchObject({ status: 'unknown', checkedAt: null, errorClass: null, signInRequired: false, message: null });
+    await healthWhen(server.id, (health) => health.status === 'healthy');
+    expect(refusing.pingCredentials.at(-1)).toBe('accepted-credential');
+  });
+
   it('classes an upstream that never answers as a timeout', async () => {
     const hanging = await upstream();
     hanging.mode = 'hang';

@@ -34,7 +34,7 @@ export interface McpCallEvent {
   clientName: string;
   /** 'ok', 'error', 'refused', 'timeout', 'upstream_unavailable' or 'cancelled'. */
   outcome: McpCallOutcome;
-  /** Empty when ok: 'timeout', 'connection_refused', 'http_error', 'protocol_error', 'capability_hidden', 'unknown_name', 'upstream_error', ... */
+  /** Empty when ok; else one of docs/gateway.md's Errors table: 'not_exposed', 'timeout', 'connection_refused', 'protocol_error', 'upstream_error', ... */
   errorClass: string;
   latencyMs: number;
   requestBytes: number;

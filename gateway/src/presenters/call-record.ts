@@ -39,7 +39,11 @@ export const callRecordSchema = z
       .meta({ id: 'CallPrincipal' }),
     clientName: z.string().meta({ description: "The MCP client's name from its `initialize`." }),
     outcome: z.enum(CALL_OUTCOMES),
-    errorClass: z.string().meta({ description: 'Empty when ok; for example `timeout`, `connection_refused`, `capability_hidden`.' }),
+    errorClass: z.string().meta({
+      description:
+        'Empty when ok; else why (docs/gateway.md, Errors): for example `not_exposed` (an unknown, new or changed capability), ' +
+        '`method_not_found`, `timeout`, `connection_refused`, `upstream_unauthorized`, `protocol_error`, `upstream_error`, `tool_error`.',
+    }),
     providerSlug: z.string().nullable().meta({ description: "The auth provider whose token the upstream call carried; null when none." }),
     latencyMs: z.number().int(),
     requestBytes: z.number().int(),

@@ -19,7 +19,11 @@ export const capabilitySchema = z
     definition: z.record(z.string(), z.unknown()).meta({ description: 'The canonical definition that the fingerprint covers.' }),
     fingerprint: z.string().meta({ description: 'Hex SHA-256 of the canonical definition (keys sorted).' }),
     approved: z.boolean(),
-    changed: z.boolean().meta({ description: 'An approved capability whose definition has changed since (an unapproved change).' }),
+    changed: z.boolean().meta({
+      description:
+        'An unapproved change exists: the capability is new (never approved) or its definition changed since it was approved. ' +
+        'Such a capability is hidden from gateways until approved; false once approved and while gone.',
+    }),
     approvedAt: timestamp.nullable(),
     approvedByName: z.string().nullable(),
     firstSeenAt: timestamp,

@@ -110,7 +110,11 @@ export async function recordRefreshOutcome(db: Queryable, serverId: string, erro
   );
 }
 
-/** The proto view: approved = the approved fingerprint is the current one; changed = one was approved and differs. */
+/**
+ * The proto view: approved = the approved fingerprint is the current one; changed = an unapproved change exists (§2.5):
+ * a present capability whose current definition is not the approved one, new (never approved) or redefined. A gone
+ * capability has nothing to approve (op 8 refuses it, 409 capability_gone), so it is not changed.
+ */
 export function toCapability(row: CapabilityRow): Capability {
   return {
     id: row.id,
@@ -122,7 +126,7 @@ export function toCapability(row: CapabilityRow): Capability {
     definitionJson: JSON.stringify(row.definition),
     fingerprint: row.fingerprint,
     approved: row.approved_fingerprint !== null && row.approved_fingerprint === row.fingerprint,
-    changed: row.approved_fingerprint !== null && row.approved_fingerprint !== row.fingerprint,
+    changed: row.gone_at === null && row.approved_fingerprint !== row.fingerprint,
     approvedAt: iso(row.approved_at),
     approvedByName: row.approved_by_name ?? '',
     firstSeenAt: iso(row.first_seen_at),

@@ -97,7 +97,8 @@ describe('MCP server capability discovery', () => {
     ]);
     for (const item of items) {
       expect(item.fingerprint).toMatch(/^[0-9a-f]{64}$/);
-      expect([item.approved, item.changed, item.goneAt]).toEqual([false, false, null]);
+      // New: unapproved, and so an unapproved change (§2.5 changed) that op 8 may approve.
+      expect([item.approved, item.changed, item.goneAt]).toEqual([false, true, null]);
     }
     const search = byKey(items).get('tool:search')!;
     expect(search).toMatchObject({ title: 'search title', description: 'Search the web' });
@@ -139,6 +140,8 @@ describe('MCP server capability discovery', () => {
     expect(byKey(refreshed.body.data).has('tool:fetch')).toBe(false);
     const withGone = byKey((await list('?includeGone=true')).body.data);
     expect(withGone.get('tool:fetch')!.goneAt).toEqual(expect.any(String));
+    // Gone: nothing to approve, so no unapproved change (§2.5 changed).
+    expect(withGone.get('tool:fetch')!.changed).toBe(false);
 
     upstream.state.tools = [
       { name: 'search', description: 'Search the whole web' },

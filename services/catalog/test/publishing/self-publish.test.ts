@@ -99,9 +99,10 @@ describe('Self-publishing and publishing overrides', () => {
     expect((await owner.client.post(`${serverPath(team, serverId)}/refresh`)).status).toBe(200);
     const capabilities = await capabilitiesOf(owner.client, team, serverId);
     const translate = capabilities.get('tool:translate')!;
-    expect(translate).toMatchObject({ approved: false, changed: false, approvedByName: null });
+    expect(translate).toMatchObject({ approved: false, changed: true, approvedByName: null });
     expect((await server()).pendingChanges).toBe(1);
-    expect((await owner.client.put(teamApprovalPath(team, serverId, translate.id))).body.data).toMatchObject({ approved: true });
+    expect((await owner.client.put(teamApprovalPath(team, serverId, translate.id))).body.data).toMatchObject({ approved: true, changed: false });
+    expect((await server()).pendingChanges).toBe(0);
 
     const gone = await owner.client.put(teamApprovalPath(team, serverId, capabilities.get('tool:fetch')!.id));
     expect([gone.status, gone.body.error.code]).toEqual([409, 'capability_gone']);

@@ -1,6 +1,6 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ElicitRequestSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { ElicitRequestSchema, PromptListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import {
   authorizeAsPerson,
   expectEventually,
@@ -81,16 +81,19 @@ test('an SDK client authorizes through the gateway and uses both upstreams throu
     expect(textOf(await client.callTool({ name: 'beta__ask', arguments: { question: 'deploy' } }))).toBe('beta: the user said yes to deploy');
 
     // The upstream changes a tool's definition and announces it; the gateway re-discovers and hides the tool.
-    let listChanged = 0;
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
-      listChanged++;
+    // The upstream announces only its tools; the gateway's own notice says that every list may have changed. A
+    // prompts/list_changed can therefore only be the gateway's, telling the client what the catalog changed.
+    let gatewayNotices = 0;
+    client.setNotificationHandler(PromptListChangedNotificationSchema, () => {
+      gatewayNotices++;
     });
+    const noticesBeforeHide = gatewayNotices;
     alpha.redefineEcho('Echoes text, then sends it elsewhere');
     await expectEventually(async () => expect((await client.listTools()).tools.map((tool) => tool.name)).not.toContain('alpha__echo'), 30_000);
-    // The upstream sent its one notice at the change, relayed long before the catalog, re-discovering the server, hid
-    // the tool: a notice from here on can only be the gateway's own, telling the client what the catalog alone changed.
-    const heardBefore = listChanged;
     await expect(client.callTool({ name: 'alpha__echo', arguments: { text: 'x' } })).rejects.toMatchObject({ code: -32602 });
+    // The hide's own notice first: arriving late, it would otherwise count as the approval's below.
+    await expectEventually(() => expect(gatewayNotices).toBeGreaterThan(noticesBeforeHide));
+    const heardBefore = gatewayNotices;
 
     // A team owner approves the change (self_publish); the tool comes back with its new definition.
     const owner = user.person.client;
@@ -101,7 +104,8 @@ test('an SDK client authorizes through the gateway and uses both upstreams throu
       const tool = (await client.listTools()).tools.find((candidate) => candidate.name === 'alpha__echo');
       expect(tool?.description).toBe('Echoes text, then sends it elsewhere');
     });
-    await expectEventually(() => expect(listChanged).toBeGreaterThan(heardBefore));
+    // The approval changed the catalog alone (the upstream said nothing): the gateway told the client's GET stream itself.
+    await expectEventually(() => expect(gatewayNotices).toBeGreaterThan(heardBefore));
     expect(textOf(await client.callTool({ name: 'alpha__echo', arguments: { text: 'back' } }))).toBe('alpha: back');
   } finally {
     await client.close();

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { McpServer, ResourceTemplate, type RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import { StreamableHTTPServerTransport, type EventStore } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { ElicitResultSchema, ListRootsResultSchema, SubscribeRequestSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { CreateMessageResultSchema, ElicitResultSchema, ListRootsResultSchema, SubscribeRequestSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 
 /**
@@ -18,6 +18,11 @@ export interface McpUpstream {
   url: string;
   /** Headers of every request received, in order (lower-case names). */
   requests: { method: string; headers: Record<string, string | undefined> }[];
+  /**
+   * Every GET (a session's stream of server-initiated messages) received, in order: its session id, the status it was
+   * answered with (the SDK answers 409 to a second one of a session), and whether its connection is still open.
+   */
+  gets: { sessionId: string | undefined; status: number | undefined; open: boolean }[];
   /** Sessions opened and ended (DELETE) by clients. */
   sessionsOpened: number;
   /** Calls of `slow` that stopped because the client cancelled them. */
@@ -109,6 +114,17 @@ function buildServer(name: string, echoDescription: () => string, onCancelled: (
     return { content: [{ type: 'text', text: content }] };
     },
   );
+  server.registerTool('sample', { description: 'Asks the client\'s model (sampling)', inputSchema: { prompt: z.string() } }, async ({ prompt }, extra) => {
+    const answer = await extra.sendRequest(
+      { method: 'sampling/createMessage', params: { messages: [{ role: 'user', content: { type: 'text', text: prompt } }], maxTokens: 50 } },
+      CreateMessageResultSchema,
+    );
+    const text = answer.content.type === 'text' ? answer.content.text : `(${answer.content.type})`;
+    return { content: [{ type: 'text', text: `${name}: ${answer.model} said ${text}` }] };
+  });
+  server.registerTool('clientinfo', { description: 'Returns the clientInfo its client gave at initialize, as JSON' }, () => ({
+    content: [{ type: 'text', text: JSON.stringify(server.server.getClientVersion() ?? null) }],
+  }));
   server.registerTool('fail', { description: 'Always fails' }, () => ({ isError: true, content: [{ type: 'text', text: `${name}: failed on purpose` }] }));
   server.registerTool('whoami', { description: 'Returns the Authorization header the upstream received' }, (extra) => ({
     content: [{ type: 'text', text: String(extra.requestInfo?.headers.authorization ?? '') }],
@@ -163,6 +179,7 @@ export async function startMcpUpstream(options: McpUpstreamOptions): Promise<Mcp
   let echoDescription = `Echoes text back (${options.name})`;
   const upstream: Omit<McpUpstream, 'url' | 'close'> = {
     requests: [],
+    gets: [],
     sessionsOpened: 0,
     sessionsEnded: 0,
     cancelledCalls: 0,
@@ -182,6 +199,17 @@ export async function startMcpUpstream(options: McpUpstreamOptions): Promise<Mcp
     void (async () => {
       upstream.requests.push({ method: request.method ?? '', headers: { ...request.headers } as Record<string, string | undefined> });
       const sessionId = request.headers['mcp-session-id'];
+      if (request.method === 'GET') {
+        const get = {
+          sessionId: typeof sessionId === 'string' ? sessionId : undefined,
+          get status() {
+            return response.headersSent ? response.statusCode : undefined;
+          },
+          open: true,
+        };
+        upstream.gets.push(get);
+        response.once('close', () => (get.open = false));
+      }
       const body = request.method === 'POST' ? await bodyOf(request) : undefined;
       const call = body as { method?: string; params?: { name?: string } } | undefined;
       if (call?.method === 'tools/call' && call.params?.name === 'garbage') {

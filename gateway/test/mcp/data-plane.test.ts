@@ -2,6 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { PLATFORM_VERSION } from '@platform/runtime';
 import rootPackage from '../../../package.json';
 import {
+  CreateMessageRequestSchema,
   ElicitRequestSchema,
   ListRootsRequestSchema,
   LoggingMessageNotificationSchema,
@@ -58,7 +59,8 @@ describe('MCP gateway data plane', () => {
     user = await gatewayUser(platform, { email: `${unique('dp')}@example.test`, teamSlug, gatewaySlug });
     const owner = user.person.client;
     alphaId = await publishedMcpServer(owner, teamSlug, { slug: 'alpha', url: alpha.url, sendIdentity: true, capturePayloads: true });
-    betaId = await publishedMcpServer(owner, teamSlug, { slug: 'beta', url: beta.url, authValue: 'Bearer beta-static-credential', timeoutSeconds: 2 });
+    // The default timeout: beta's calls (a relayed elicitation among them) are not raced against a short one.
+    betaId = await publishedMcpServer(owner, teamSlug, { slug: 'beta', url: beta.url, authValue: 'Bearer beta-static-credential' });
     await setGatewayServers(owner, teamSlug, gatewaySlug, [{ serverId: alphaId }, { serverId: betaId }]);
     token = await gatewayAccessToken(platform, owner.cookieHeader(), gatewaySlug);
   }, 120_000);
@@ -129,6 +131,19 @@ describe('MCP gateway data plane', () => {
     expect(questions).toEqual(['Proceed?', 'Really?']);
   });
 
+  it('relays an upstream\'s sampling request to the client and its answer back', async () => {
+    const client = await connect({ capabilities: { sampling: {} } });
+    const asked: unknown[] = [];
+    client.setRequestHandler(CreateMessageRequestSchema, (request) => {
+      asked.push(request.params.messages);
+      return { model: 'client-model', role: 'assistant', content: { type: 'text', text: 'forty-two' } };
+    });
+    // The upstream asks on the call's own stream, with its own request id; the gateway gives it a relay id and sends
+    // the client's answer back to that upstream, whose tool result carries it.
+    expect(textOf(await client.callTool({ name: 'alpha__sample', arguments: { prompt: 'What is six times seven?' } }))).toBe('alpha: client-model said forty-two');
+    expect(asked).toEqual([[{ role: 'user', content: { type: 'text', text: 'What is six times seven?' } }]]);
+  });
+
   it('relays subscriptions and their updates, and roots requests to the client', async () => {
     const client = await connect({ capabilities: { roots: {} } });
     client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: [{ uri: 'file:///workspace', name: 'Workspace' }] }));
@@ -171,6 +186,20 @@ describe('MCP gateway data plane', () => {
     expect(betaCall.captured).toBe(false);
   });
 
+  it("records the client's name from initialize (clientInfo.name) in its call records", async () => {
+    // Not the OAuth client's registered name (the token's): the name the MCP client gave at initialize.
+    const clientName = unique('named-client');
+    const client = await connect({ name: clientName });
+    expect(textOf(await client.callTool({ name: 'beta__echo', arguments: { text: 'named' } }))).toBe('beta: named');
+    const owner = user.person.client;
+    await expectEventually(async () => {
+      const calls = (await owner.get(`/v1/teams/${teamSlug}/calls?limit=100`)).body.data as { method: string; exposedName: string; clientName: string }[];
+      expect(calls.filter((call) => call.method === 'tools/call' && call.clientName === clientName)).toEqual([
+        expect.objectContaining({ exposedName: 'beta__echo', clientName }),
+      ]);
+    });
+  });
+
   it('refuses unknown tools and names with a clear JSON-RPC error, and unknown methods', async () => {
     const client = await connect();
     const refused = await client.callTool({ name: 'gamma__echo', arguments: {} }).catch((error: unknown) => error);
@@ -192,14 +221,30 @@ describe('MCP gateway data plane', () => {
     client.setNotificationHandler(PromptListChangedNotificationSchema, () => {
       gatewayNotices++;
     });
+    // The client's GET stream is open once a message alpha sends on its own GET stream arrives through it.
+    const logs: unknown[] = [];
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+      logs.push(notification.params.data);
+    });
+    await expectEventually(async () => {
+      await client.callTool({ name: 'alpha__log', arguments: { message: 'stream up' } });
+      expect(logs).toContain('stream up (standalone)');
+    });
+    const noticesBeforeHide = gatewayNotices;
     alpha.redefineEcho('Echoes text back, and also exfiltrates it');
     // The upstream's list_changed makes the catalog re-discover; an explicit refresh makes the test independent of timing.
     const owner = user.person.client;
     expect((await owner.post(`/v1/teams/${teamSlug}/mcp-servers/${alphaId}/refresh`, {})).status).toBe(200);
     await expectEventually(async () => expect((await client.listTools()).tools.map((tool) => tool.name)).not.toContain('alpha__echo'));
-    await expect(client.callTool({ name: 'alpha__echo', arguments: { text: 'x' } })).rejects.toMatchObject({ code: -32602 });
+    const hidden = await client.callTool({ name: 'alpha__echo', arguments: { text: 'x' } }).catch((error: unknown) => error);
+    expect(hidden).toBeInstanceOf(McpError);
+    expect((hidden as McpError).code).toBe(-32602);
+    // The message names the tool and says why it cannot be called, not only that the params were invalid.
+    expect((hidden as McpError).message).toMatch(/Tool 'alpha__echo' is not available on this gateway: .*changed and waits for approval/);
     expect((await client.listTools()).tools.map((tool) => tool.name)).toContain('beta__echo');
     await expectEventually(() => expect(changes.length).toBeGreaterThan(0));
+    // The hide's own notice first: arriving late, it would otherwise count as the approval's below.
+    await expectEventually(() => expect(gatewayNotices).toBeGreaterThan(noticesBeforeHide));
 
     const capabilities = (await owner.get(`/v1/teams/${teamSlug}/mcp-servers/${alphaId}/capabilities`)).body.data as { id: string; name: string; kind: string; changed: boolean }[];
     const echo = capabilities.find((capability) => capability.kind === 'tool' && capability.name === 'echo')!;
@@ -266,6 +311,13 @@ describe('MCP gateway data plane', () => {
     const batch = await post({ 'mcp-session-id': transport.sessionId! }, [{ jsonrpc: '2.0', id: 1, method: 'ping' }]);
     expect(batch.status).toBe(400);
     expect(await batch.json()).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32600, message: expect.stringMatching(/batches/) } });
+    // A protocol version the gateway does not speak, on a request of a live session: 400 with a JSON-RPC error.
+    const unsupported = await post({ 'mcp-session-id': transport.sessionId!, 'mcp-protocol-version': '1999-01-01' }, { jsonrpc: '2.0', id: 2, method: 'ping' });
+    expect(unsupported.status).toBe(400);
+    expect(await unsupported.json()).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32600, message: expect.stringMatching(/unsupported protocol version 1999-01-01/) } });
+    // The same session with a version it speaks is served: it was the version that was refused.
+    const supported = await post({ 'mcp-session-id': transport.sessionId!, 'mcp-protocol-version': '2025-06-18' }, { jsonrpc: '2.0', id: 3, method: 'ping' });
+    expect(supported.status).toBe(200);
     const foreign = await post({ origin: 'https://evil.example' }, { jsonrpc: '2.0', id: 1, method: 'ping' });
     expect(foreign.status).toBe(403);
     const put = await fetch(platform.url(`/mcp/${gatewaySlug}`), { method: 'PUT', headers: { authorization: `Bearer ${token}` } });
@@ -307,35 +359,41 @@ describe('MCP gateway data plane', () => {
   });
 
   it('turns upstream timeouts and refused connections into JSON-RPC errors and call records', async () => {
-    const client = await connect();
-    // beta's timeout is 2 s; the tool waits 4 s in total.
-    const timedOut = await client.callTool({ name: 'beta__slow', arguments: { steps: 2, stepMs: 2_000 } }, undefined, { timeout: 30_000 }).catch((error: unknown) => error);
-    expect(timedOut).toMatchObject({ code: -32001, message: expect.stringMatching(/beta.*did not answer within 2 s/) });
-
-    const down = await startMcpUpstream({ name: 'down' });
     const owner = user.person.client;
-    const downId = await publishedMcpServer(owner, teamSlug, { slug: unique('down'), url: down.url });
-    await setGatewayServers(owner, teamSlug, gatewaySlug, [{ serverId: alphaId }, { serverId: betaId }, { serverId: downId, prefix: 'down' }]);
-    const withDown = await connect();
-    await down.close();
-    const garbled = await withDown.callTool({ name: 'beta__garbage', arguments: {} }).catch((error: unknown) => error);
-    expect(garbled).toMatchObject({ code: -32011, message: expect.stringMatching(/beta.*malformed/) });
-    const refused = await withDown.callTool({ name: 'down__echo', arguments: { text: 'x' } }).catch((error: unknown) => error);
-    expect(refused).toMatchObject({ code: -32010, message: expect.stringMatching(/refused the connection|unreachable/) });
-    // The gateway is still fine.
-    expect(textOf(await withDown.callTool({ name: 'beta__echo', arguments: { text: 'still' } }))).toBe('beta: still');
+    // Short timeouts only where they are the subject: a server of its own with a 2 s timeout, whose tool waits 4 s in total.
+    const [lazy, down] = await Promise.all([startMcpUpstream({ name: 'lazy' }), startMcpUpstream({ name: 'down' })]);
+    try {
+      const lazyId = await publishedMcpServer(owner, teamSlug, { slug: unique('lazy'), url: lazy.url, timeoutSeconds: 2 });
+      const downId = await publishedMcpServer(owner, teamSlug, { slug: unique('down'), url: down.url });
+      await setGatewayServers(owner, teamSlug, gatewaySlug, [{ serverId: alphaId }, { serverId: betaId }, { serverId: lazyId, prefix: 'lazy' }, { serverId: downId, prefix: 'down' }]);
+      // down stops listening before the client's session exists: its connection is refused (ECONNREFUSED), not reset.
+      await down.close();
+      const client = await connect();
+      const timedOut = await client.callTool({ name: 'lazy__slow', arguments: { steps: 2, stepMs: 2_000 } }, undefined, { timeout: 30_000 }).catch((error: unknown) => error);
+      expect(timedOut).toMatchObject({ code: -32001, message: expect.stringMatching(/lazy.*did not answer within 2 s/) });
 
-    await expectEventually(async () => {
-      const calls = (await owner.get(`/v1/teams/${teamSlug}/calls?limit=100`)).body.data as { method: string; exposedName: string; outcome: string; errorClass: string; server?: { slug: string } }[];
-      expect(calls).toEqual(
-        expect.arrayContaining([
-          expect.objectContaining({ method: 'tools/call', exposedName: 'beta__slow', outcome: 'timeout', errorClass: 'timeout' }),
-          expect.objectContaining({ method: 'tools/call', exposedName: 'down__echo', outcome: 'upstream_unavailable', errorClass: 'connection_refused' }),
-          expect.objectContaining({ method: 'tools/call', exposedName: 'beta__echo', outcome: 'ok' }),
-          expect.objectContaining({ method: 'tools/call', exposedName: 'beta__garbage', outcome: 'error', errorClass: 'protocol_error' }),
-        ]),
-      );
-    }, 30_000);
-    await setGatewayServers(owner, teamSlug, gatewaySlug, [{ serverId: alphaId }, { serverId: betaId }]);
+      const garbled = await client.callTool({ name: 'beta__garbage', arguments: {} }).catch((error: unknown) => error);
+      expect(garbled).toMatchObject({ code: -32011, message: expect.stringMatching(/beta.*malformed/) });
+      // docs/gateway.md, Errors: a refused connection is -32010 for the client and connection_refused in the record.
+      const refused = await client.callTool({ name: 'down__echo', arguments: { text: 'x' } }).catch((error: unknown) => error);
+      expect(refused).toMatchObject({ code: -32010, message: expect.stringMatching(/down.*refused the connection/) });
+      // The gateway is still fine.
+      expect(textOf(await client.callTool({ name: 'beta__echo', arguments: { text: 'still' } }))).toBe('beta: still');
+
+      await expectEventually(async () => {
+        const calls = (await owner.get(`/v1/teams/${teamSlug}/calls?limit=100`)).body.data as { method: string; exposedName: string; outcome: string; errorClass: string; server?: { slug: string } }[];
+        expect(calls).toEqual(
+          expect.arrayContaining([
+            expect.objectContaining({ method: 'tools/call', exposedName: 'lazy__slow', outcome: 'timeout', errorClass: 'timeout' }),
+            expect.objectContaining({ method: 'tools/call', exposedName: 'down__echo', outcome: 'upstream_unavailable', errorClass: 'connection_refused' }),
+            expect.objectContaining({ method: 'tools/call', exposedName: 'beta__echo', outcome: 'ok' }),
+            expect.objectContaining({ method: 'tools/call', exposedName: 'beta__garbage', outcome: 'error', errorClass: 'protocol_error' }),
+          ]),
+        );
+      }, 30_000);
+    } finally {
+      await setGatewayServers(owner, teamSlug, gatewaySlug, [{ serverId: alphaId }, { serverId: betaId }]);
+      await Promise.allSettled([lazy.close(), down.close()]);
+    }
   }, 60_000);
 });

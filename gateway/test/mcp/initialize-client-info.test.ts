@@ -1,34 +1,63 @@
-import { randomBytes } from 'node:crypto';
-import { SecretBox } from '@platform/runtime';
-import type { DataPlane } from '../../src/mcp/data-plane';
-import type { ResolvedGateway } from '../../src/mcp/exposures';
-import { initializeSession } from '../../src/mcp/initialize';
-import type { McpPrincipal } from '../../src/oauth/resource-server';
+import { expectEventually, gatewayFronting, postMcp, startMcpUpstream, startTestPlatform, unique, type FrontedGateway, type McpUpstream, type TestPlatform } from '@platform/test';
 
 const GRINNING = '\u{1F600}'; // one character, two UTF-16 units
 
 /**
  * `initialize` keeps the client's name (clientInfo.name, which every call record of the session carries) to 200
- * characters and its version to 60, cut between characters: half a surrogate pair is text PostgreSQL refuses.
- * A gateway without servers, so nothing is opened upstream.
+ * characters and its version to 60, cut between characters: half a surrogate pair is text PostgreSQL refuses. Seen
+ * end to end through the real edge: what the upstream is told at its own initialize (the gateway passes the client's
+ * info on) and what the call record read back through the API carries.
  */
 describe('initialize: clientInfo', () => {
-  const plane = { box: SecretBox.fromKeyRing(`k1:${randomBytes(32).toString('base64')}`) } as unknown as DataPlane;
-  const principal = { personId: '6f9619ff-8b86-4011-b42d-00cf4fc964ff' } as McpPrincipal;
-  const resolved = {
-    exposure: { runtime: { servers: [], gateway: { id: '0b7e3a52-8f1f-4c5e-9d7a-2f1b3c4d5e6f', slug: 'tools', name: 'Tools' } } },
-  } as unknown as ResolvedGateway;
-  const initialize = (clientInfo: Record<string, unknown>) =>
-    initializeSession(plane, principal, resolved, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', clientInfo } });
+  let platform: TestPlatform;
+  let upstream: McpUpstream;
+  let gateway: FrontedGateway;
+
+  beforeAll(async () => {
+    upstream = await startMcpUpstream({ name: 'alpha' });
+    platform = await startTestPlatform({ env: { ALLOWED_INTERNAL_NETWORKS: '127.0.0.0/8', MCP_PUBLISH_POLICY: 'self_publish' } });
+    gateway = await gatewayFronting(platform, 'info', [{ slug: 'alpha', url: upstream.url }]);
+  }, 120_000);
+
+  afterAll(async () => {
+    await platform?.stop();
+    await upstream?.close();
+  });
+
+  /** Opens a session with `clientInfo`; returns the clientInfo the upstream received and the session's call records. */
+  async function initializeWith(clientInfo: Record<string, unknown>): Promise<{ upstreamSaw: { name: string; version: string }; recordedName: () => Promise<string | undefined> }> {
+    const initialized = await postMcp(platform, gateway, { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo } });
+    expect(initialized.status).toBe(200);
+    await initialized.text();
+    const session = initialized.headers.get('mcp-session-id')!;
+    expect((await postMcp(platform, gateway, { jsonrpc: '2.0', method: 'notifications/initialized' }, session, '2025-06-18')).status).toBe(202);
+    const marker = unique('call');
+    const called = await postMcp(platform, gateway, { jsonrpc: '2.0', id: marker, method: 'tools/call', params: { name: 'alpha__clientinfo', arguments: {} } }, session, '2025-06-18');
+    expect(called.status).toBe(200);
+    const body = await called.text();
+    // JSON or one SSE event: the answer is the last JSON-RPC message either way.
+    const answer = JSON.parse(body.trim().startsWith('{') ? body : body.split('\n').filter((line) => line.startsWith('data: ')).at(-1)!.slice('data: '.length)) as {
+      result: { content: { text: string }[] };
+    };
+    const upstreamSaw = JSON.parse(answer.result.content[0]!.text) as { name: string; version: string };
+    const recordedName = async () => {
+      const calls = (await gateway.owner.get(`/v1/teams/${gateway.teamSlug}/calls?limit=100`)).body.data as { exposedName: string; clientName: string }[];
+      // Newest first: this session's call is the newest of the tool's.
+      return calls.find((call) => call.exposedName === 'alpha__clientinfo')?.clientName;
+    };
+    return { upstreamSaw, recordedName };
+  }
 
   it('cuts the name and version by characters, never inside a surrogate pair', async () => {
-    const { session } = await initialize({ name: `${'n'.repeat(199)}${GRINNING}more`, version: `${'v'.repeat(59)}${GRINNING}1` });
-    expect(session.clientName).toBe(`${'n'.repeat(199)}${GRINNING}`);
-    expect(session.clientVersion).toBe(`${'v'.repeat(59)}${GRINNING}`);
+    const { upstreamSaw, recordedName } = await initializeWith({ name: `${'n'.repeat(199)}${GRINNING}more`, version: `${'v'.repeat(59)}${GRINNING}1` });
+    expect(upstreamSaw).toMatchObject({ name: `${'n'.repeat(199)}${GRINNING}`, version: `${'v'.repeat(59)}${GRINNING}` });
+    // PostgreSQL took the cut name: the record was stored and reads back as it was cut.
+    await expectEventually(async () => expect(await recordedName()).toBe(`${'n'.repeat(199)}${GRINNING}`));
   });
 
   it('keeps a name within the bound as it is', async () => {
-    const { session } = await initialize({ name: `claude ${GRINNING}`, version: '1.2.3' });
-    expect(session).toMatchObject({ clientName: `claude ${GRINNING}`, clientVersion: '1.2.3' });
+    const { upstreamSaw, recordedName } = await initializeWith({ name: `claude ${GRINNING}`, version: '1.2.3' });
+    expect(upstreamSaw).toMatchObject({ name: `claude ${GRINNING}`, version: '1.2.3' });
+    await expectEventually(async () => expect(await recordedName()).toBe(`claude ${GRINNING}`));
   });
 });

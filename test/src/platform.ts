@@ -1,11 +1,12 @@
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
 import { startPlatform, type RunningPlatform } from '@platform/platform/src/platform';
-import { createTestDatabase, deleteKafkaState, infraUrl, uniquePrefix } from './infra';
-import { freePort } from './net';
-import { spawnPlatform, stopPlatformProcess, waitReady } from './platform-process';
+import { createTestDatabase, deleteKafkaState, infraUrl, isCI, uniquePrefix } from './infra';
+import { stopPlatformProcess, waitReady } from './platform-process';
 
 /** Environment for an embedded `--target=all` platform on ephemeral ports in a fresh data directory. */
 export function embeddedEnv(): { env: NodeJS.ProcessEnv; cleanup(): Promise<void> } {
@@ -101,6 +102,16 @@ export async function startTestPlatform(options: { env?: NodeJS.ProcessEnv; embe
   };
 }
 
+/**
+ * `it` for a test that needs `startTestPlatform()`'s platform on real infrastructure, e.g. to look into its database
+ * from outside (`databaseOf(platform, { required: true })`): under CI it always runs (and a missing service fails
+ * it, as it fails `startTestPlatform`); elsewhere, without TEST_POSTGRES_URL, it is skipped, visibly, as a whole.
+ */
+export function itOnRealInfrastructure(name: string, fn: jest.ProvidesCallback, timeoutMs?: number): void {
+  if (isCI() || infraUrl('postgres') !== undefined) it(name, fn, timeoutMs);
+  else it.skip(`${name} (skipped: needs real Postgres, TEST_POSTGRES_URL not set)`, fn, timeoutMs);
+}
+
 /** Absolute URL of a path on a running platform's HTTP listener (the edge; a process without one has none). */
 export function platformUrl(platform: RunningPlatform, pathname: string): string {
   if (platform.httpPort === undefined) throw new Error('this platform runs no edge: it has no public HTTP listener');
@@ -112,25 +123,110 @@ export function platformOpsUrl(platform: RunningPlatform, pathname: string): str
   return `http://127.0.0.1:${platform.opsPort}${pathname}`;
 }
 
+/** A platform process started by `spawnPlatformListening`, with the ports it bound. */
+export interface ListeningPlatformProcess {
+  child: ChildProcess;
+  /** The edge's public port (undefined when the targets run no edge). */
+  port: number | undefined;
+  opsPort: number;
+}
+
+const ROOT = path.resolve(__dirname, '../..');
+const LOG_LEVELS: Record<string, number> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60, silent: Infinity };
+
+/**
+ * Spawns the platform's executable (as `spawnPlatform` does) on port 0 for its HTTP and ops listeners (and gRPC,
+ * unless `env` says otherwise), and resolves with the ports it bound, read from its own `ready to serve` log line:
+ * no port is chosen before the process binds it, so none can be taken by another process meanwhile. That line is
+ * logged at info, so the process logs at least at info; only lines at the level `env.LOG_LEVEL` asks for (default
+ * info) are passed on to this process's output. Rejects, with the process's last lines, if it exits first or is
+ * not ready to serve within a minute (it is then stopped).
+ */
+export async function spawnPlatformListening(target: string, env: NodeJS.ProcessEnv): Promise<ListeningPlatformProcess> {
+  const asked = env.LOG_LEVEL || 'info';
+  const info = LOG_LEVELS.info!;
+  // An unknown level is passed on as it is, for the process's own configuration check to refuse.
+  const logged = (LOG_LEVELS[asked] ?? 0) < info ? asked : 'info';
+  const wanted = LOG_LEVELS[asked] ?? info;
+  const child = spawn(process.execPath, ['--import', 'tsx', 'packages/platform/src/main.ts', `--target=${target}`], {
+    cwd: ROOT,
+    env: { PORT: '0', OPS_PORT: '0', GRPC_PORT: '0', ...env, LOG_LEVEL: logged },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const recent: string[] = [];
+  const ports = new Promise<{ port: number | undefined; opsPort: number }>((resolve, reject) => {
+    const giveUp = setTimeout(() => reject(new Error(`platform process (--target=${target}) was not ready to serve within a minute${lastLines(recent)}`)), 60_000);
+    // 'close': the process has exited and its output has all been read (a fatal line included).
+    child.once('close', (code, signal) => {
+      clearTimeout(giveUp);
+      reject(new Error(`platform process (--target=${target}) exited with ${code ?? signal} before it was ready to serve${lastLines(recent)}`));
+    });
+    // Read to the end of the process's life, whatever is passed on: a full pipe would block its logging.
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      const entry = parseLogLine(line);
+      if (entry?.msg === 'ready to serve' && typeof entry.opsPort === 'number') {
+        clearTimeout(giveUp);
+        resolve({ port: typeof entry.port === 'number' ? entry.port : undefined, opsPort: entry.opsPort });
+      }
+      recent.push(line);
+      if (recent.length > 20) recent.shift();
+      const level = typeof entry?.level === 'string' ? (LOG_LEVELS[entry.level] ?? Infinity) : Infinity;
+      if (level >= wanted) process.stdout.write(`${line}\n`);
+    });
+  });
+  try {
+    return { child, ...(await ports) };
+  } catch (error) {
+    await stopPlatformProcess(child);
+    throw error;
+  }
+}
+
+function parseLogLine(line: string): Record<string, unknown> | undefined {
+  if (!line.startsWith('{')) return undefined;
+  try {
+    return JSON.parse(line) as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+}
+
+function lastLines(lines: readonly string[]): string {
+  return lines.length === 0 ? '' : `; its last output:\n${lines.join('\n')}`;
+}
+
+/** An edge replica started by `startEdgeReplica`. */
+export interface EdgeReplica {
+  /** Absolute URL of a path on the replica's public listener. */
+  url(pathname: string): string;
+  /** Absolute URL of a path on the replica's ops listener (/healthz, /readyz, /metrics). */
+  opsUrl(pathname: string): string;
+  stop(): Promise<void>;
+}
+
 /**
  * A second edge (`--target=gateway`) beside a test platform on real infrastructure: the same database, Redis,
  * Kafka and keys, its services reached over the first platform's gRPC address. Requests may then land on either
  * replica, as behind a Kubernetes Service. It is a process of its own, so it learns of changes only as another pod
  * would (in the test's process it would share module state with the first platform: a change one replica learns
- * from a gRPC answer would move the other's views too). `env` overrides its own settings (e.g. its REDIS_URL).
+ * from a gRPC answer would move the other's views too). It binds port 0 and says which ports it got
+ * (`spawnPlatformListening`). `env` overrides its own settings (e.g. its REDIS_URL).
  */
-export async function startEdgeReplica(first: TestPlatform, env: NodeJS.ProcessEnv = {}): Promise<{ url(pathname: string): string; stop(): Promise<void> }> {
+export async function startEdgeReplica(first: TestPlatform, env: NodeJS.ProcessEnv = {}): Promise<EdgeReplica> {
   const address = first.platform.grpcAddress;
   if (!address || first.env.DATABASE_URL === undefined) throw new Error('an edge replica needs a platform on real infrastructure');
   const addresses = Object.fromEntries(['IDENTITY', 'CATALOG', 'AGENTS', 'KNOWLEDGE', 'BILLING', 'NOTIFICATIONS'].map((name) => [`${name}_SERVICE_ADDR`, address]));
-  const [port, opsPort] = [await freePort(), await freePort()];
-  const child = spawnPlatform('gateway', { ...process.env, ...first.env, ...addresses, PORT: String(port), OPS_PORT: String(opsPort), GRPC_PORT: '0', ...env });
-  const url = (pathname: string) => `http://127.0.0.1:${port}${pathname}`;
+  const { child, port, opsPort } = await spawnPlatformListening('gateway', { ...process.env, ...first.env, ...addresses, PORT: '0', OPS_PORT: '0', GRPC_PORT: '0', ...env });
   try {
+    if (port === undefined) throw new Error('the edge replica reported no public port');
     await waitReady(`http://127.0.0.1:${opsPort}/readyz`, [child]);
   } catch (error) {
     await stopPlatformProcess(child);
     throw error;
   }
-  return { url, stop: () => stopPlatformProcess(child) };
+  return {
+    url: (pathname) => `http://127.0.0.1:${port}${pathname}`,
+    opsUrl: (pathname) => `http://127.0.0.1:${opsPort}${pathname}`,
+    stop: () => stopPlatformProcess(child),
+  };
 }

@@ -2,6 +2,7 @@ import {
   adminClient,
   databaseOf,
   eventually,
+  itOnRealInfrastructure,
   newRoleCast,
   newTeam,
   startTestPlatform,
@@ -249,9 +250,9 @@ describe('MCP servers', () => {
     expect(JSON.stringify(create_)).not.toContain('s3cret');
   });
 
-  it('stores the secret only sealed (never in clear in the table or the outbox)', async () => {
-    const db = await databaseOf(platform);
-    if (!db) return; // embedded PGlite: no outside connection to look with
+  // Looks into the database from outside, which embedded PGlite has no connection for.
+  itOnRealInfrastructure('stores the secret only sealed (never in clear in the table or the outbox)', async () => {
+    const db = await databaseOf(platform, { required: true });
     try {
       const created = (await create(owner.client, { authValue: SECRET })).body.data;
       const row = await db.query('SELECT * FROM catalog.mcp_servers WHERE id = $1', [created.id]);

@@ -1,4 +1,4 @@
-import { adminClient, newPerson, newTeam, startTestPlatform, type ApiClient, type TestPerson, type TestPlatform } from '@platform/test';
+import { adminClient, itOnRealInfrastructure, newPerson, newTeam, startTestPlatform, type ApiClient, type TestPerson, type TestPlatform } from '@platform/test';
 import { startUpstream, type Upstream } from '../capabilities/upstream';
 import {
   adminApprovalPath,
@@ -51,6 +51,12 @@ describe('Publishing with review (approval_required)', () => {
   const server = async () => (await owner.client.get(serverPath(team, serverId))).body.data;
   const catalogIds = async () => ((await member.client.get(`/v1/teams/${team}/catalog`)).body.data as { id: string }[]).map((item) => item.id);
   const publish = (who: TestPerson, body: Record<string, unknown> = {}, id = serverId) => who.client.post(`${serverPath(team, id)}/publish`, body);
+  /** The server's catalog outbox events, in the tests that run on real Postgres only (itOnRealInfrastructure). */
+  const outboxEvents = async (id = serverId) => {
+    const events = await outboxEventsOf(platform, id);
+    if (!events) throw new Error('the outbox can only be read on real Postgres');
+    return events;
+  };
 
   it('shows a discovered draft server with its counts, pending changes, refresh time and effective policy', async () => {
     const data = await server();
@@ -111,9 +117,12 @@ describe('Publishing with review (approval_required)', () => {
       metadata: { policy: 'approval_required', note: 'Ready for everyone' },
       actor: { userId: owner.id },
     });
-    const events = await outboxEventsOf(platform, serverId);
-    if (events) expect(events.map((event) => event.type)).toEqual(['mcp_server.publish_requested']);
-    if (events) expect(events[0]!.data).toMatchObject({ serverId, note: 'Ready for everyone' });
+  });
+
+  itOnRealInfrastructure('puts the publication request, with its note, in the outbox', async () => {
+    const events = await outboxEvents();
+    expect(events.map((event) => event.type)).toEqual(['mcp_server.publish_requested']);
+    expect(events[0]!.data).toMatchObject({ serverId, note: 'Ready for everyone' });
   });
 
   it('lets only platform admins review, and refuses an unknown decision, changing nothing', async () => {
@@ -154,8 +163,10 @@ describe('Publishing with review (approval_required)', () => {
       after: { publishState: 'published' },
       metadata: { decision: 'approve', note: 'Looks good', approvedCapabilities: 5 },
     });
-    const events = await outboxEventsOf(platform, serverId);
-    if (events) expect(events.map((event) => event.type)).toEqual(['mcp_server.publish_requested', 'mcp_server.published']);
+  });
+
+  itOnRealInfrastructure('puts the publication after the request in the outbox', async () => {
+    expect((await outboxEvents()).map((event) => event.type)).toEqual(['mcp_server.publish_requested', 'mcp_server.published']);
   });
 
   it('shows a changed definition as changed and pending until a platform admin approves it; then 409 not_changed', async () => {
@@ -208,10 +219,13 @@ describe('Publishing with review (approval_required)', () => {
     }
     const entries = await auditEntries(owner.client, team, 'mcp_server.review', serverId, 2);
     expect(entries[0]).toMatchObject({ before: { publishState: 'published' }, after: { publishState: 'rejected' }, metadata: { decision: 'reject' } });
-    const events = await outboxEventsOf(platform, serverId);
-    if (events) expect(events.at(-1)).toMatchObject({ type: 'mcp_server.rejected', data: { wasPublished: true, note: 'Misbehaves' } });
+  });
 
-    // A new request after a rejection is pending again, without the old review.
+  itOnRealInfrastructure('puts the rejection, with its note and that the server was published, last in the outbox', async () => {
+    expect((await outboxEvents()).at(-1)).toMatchObject({ type: 'mcp_server.rejected', data: { wasPublished: true, note: 'Misbehaves' } });
+  });
+
+  it('makes a new request after a rejection pending again, without the old review', async () => {
     const requested = await publish(owner);
     expect(requested.body.data).toMatchObject({ publishState: 'pending', publishRequestNote: null, publishReviewNote: null, publishReviewedByName: null });
   });
@@ -225,8 +239,10 @@ describe('Publishing with review (approval_required)', () => {
     expect((await publish(owner, {}, draftId)).body.data.publishState).toBe('pending');
     const rejected = await admin.post(reviewPath(draftId), { decision: 'reject' });
     expect(rejected.body.data).toMatchObject({ publishState: 'rejected', publishReviewNote: null });
-    // Rejecting never approves anything.
-    for (const capability of (await capabilitiesOf(owner.client, team, draftId)).values()) expect(capability.approved).toBe(false);
+    // Rejecting never approves anything (of the search tool, the resource, the template and the prompt it found).
+    const capabilities = [...(await capabilitiesOf(owner.client, team, draftId)).values()];
+    expect(capabilities).toHaveLength(4);
+    for (const capability of capabilities) expect(capability.approved).toBe(false);
   });
 
   it('publishes a platform server directly (platform admins manage it); other teams\' people cannot', async () => {

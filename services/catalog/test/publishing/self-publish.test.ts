@@ -1,4 +1,4 @@
-import { adminClient, newPerson, newTeam, startTestPlatform, type ApiClient, type TestPerson, type TestPlatform } from '@platform/test';
+import { adminClient, itOnRealInfrastructure, newPerson, newTeam, startTestPlatform, type ApiClient, type TestPerson, type TestPlatform } from '@platform/test';
 import { startUpstream, type Upstream } from '../capabilities/upstream';
 import { auditEntries, capabilitiesOf, outboxEventsOf, registerDiscoveredServer, serverPath, teamApprovalPath } from './support';
 
@@ -71,8 +71,11 @@ describe('Self-publishing and publishing overrides', () => {
       after: { publishState: 'published' },
       metadata: { policy: 'self_publish', approvedCapabilities: 5 },
     });
+  });
+
+  itOnRealInfrastructure('puts the publication, made via self_publish, in the outbox', async () => {
     const events = await outboxEventsOf(platform, serverId);
-    if (events) expect(events).toMatchObject([{ type: 'mcp_server.published', data: { serverId, via: 'self_publish' } }]);
+    expect(events).toMatchObject([{ type: 'mcp_server.published', data: { serverId, via: 'self_publish' } }]);
   });
 
   it('lets team owners and admins approve a changed capability (op 8); members 403; then 409 not_changed', async () => {

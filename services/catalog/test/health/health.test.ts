@@ -81,14 +81,25 @@ describe('MCP server health checks and scheduled discovery', () => {
     expect(Number.isInteger(healthy.latencyMs) && healthy.latencyMs! >= 0).toBe(true);
     expect(live.pings).toBeGreaterThan(0);
 
+    // stop() closes the listener and destroys the open sockets: a check started after it is refused, but one in
+    // flight then (checks run every second) fails on its broken connection instead, as `unreachable`. So the first
+    // unhealthy check is one of exactly those two; every later one is refused.
+    const stoppedClasses = ['connection_refused', 'unreachable'];
     await live.stop();
     const down = await healthWhen(server.id, (health) => health.status === 'unhealthy');
-    expect(down).toMatchObject({ errorClass: 'connection_refused', message: 'The MCP server could not be reached: connection_refused', latencyMs: null, signInRequired: false });
+    expect(stoppedClasses).toContain(down.errorClass);
+    expect(down).toMatchObject({ message: `The MCP server could not be reached: ${down.errorClass}`, latencyMs: null, signInRequired: false });
     expect(Date.parse(down.statusSince!)).toBeGreaterThan(Date.parse(healthy.statusSince!));
 
-    // A second failing check keeps the status and its start.
-    const again = await healthWhen(server.id, (health) => Date.parse(health.checkedAt!) > Date.parse(down.checkedAt!));
-    expect(again).toMatchObject({ status: 'unhealthy', statusSince: down.statusSince, errorClass: 'connection_refused' });
+    // A later failing check, refused, keeps the status and its start.
+    const again = await healthWhen(server.id, (health) => Date.parse(health.checkedAt!) > Date.parse(down.checkedAt!) && health.errorClass === 'connection_refused');
+    expect(again).toMatchObject({
+      status: 'unhealthy',
+      statusSince: down.statusSince,
+      errorClass: 'connection_refused',
+      message: 'The MCP server could not be reached: connection_refused',
+      latencyMs: null,
+    });
 
     await live.restart();
     const back = await healthWhen(server.id, (health) => health.status === 'healthy');
@@ -98,12 +109,14 @@ describe('MCP server health checks and scheduled discovery', () => {
     await eventually(() => events.of(server.id).map((event) => event.type), (types) => types.includes('server.healthy'));
     const received = events.of(server.id);
     expect(received.map((event) => event.type)).toEqual(['server.unhealthy', 'server.healthy']);
+    // The event carries the class of the check that found the server down (the first unhealthy one).
+    expect(stoppedClasses).toContain(received[0]!.data.errorClass);
     expect(received[0]!.data).toEqual({
       serverId: server.id,
       teamId: server.teamId,
       slug: server.slug,
       name: server.name,
-      errorClass: 'connection_refused',
+      errorClass: received[0]!.data.errorClass,
       statusSince: down.statusSince,
     });
     expect(received[1]!.data).toMatchObject({ serverId: server.id, errorClass: null, statusSince: back.statusSince });

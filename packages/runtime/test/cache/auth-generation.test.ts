@@ -4,7 +4,7 @@ import { createMemoryCache } from '../../src/cache/memory-cache';
 import type { Cache } from '../../src/cache/port';
 import { connectionName, createRedisCache } from '../../src/cache/redis-cache';
 import { createLogger } from '../../src/logging/logger';
-import { sleep, waitFor } from './wait';
+import { sleep, waitFor, waitUntil } from './wait';
 
 const logger = createLogger({ level: 'silent' });
 
@@ -27,14 +27,8 @@ function countingReads(cache: Cache): { cache: Cache; reads(): number } {
  * Resolves once the view's generation differs from `before` (a change has reached this process), asking the view
  * afresh each time: the announcement may arrive after the first ask. The deadline only bounds a failing test.
  */
-async function waitForChange(current: () => Promise<string | null>, before: string | null): Promise<string | null> {
-  const giveUpAt = Date.now() + 5_000;
-  for (;;) {
-    const now = await current();
-    if (now !== before) return now;
-    if (Date.now() > giveUpAt) throw new Error('timed out waiting for the generation to move on');
-    await sleep(10);
-  }
+function waitForChange(current: () => Promise<string | null>, before: string | null): Promise<string | null> {
+  return waitUntil(current, (now) => now !== before, 'the generation to move on');
 }
 
 describe('auth generation view (memory cache)', () => {
@@ -167,8 +161,7 @@ describeWith('redis', 'auth generation view (redis cache)', (url) => {
     const proxied = createRedisCache({ url: proxy.url, keyPrefix, logger });
     try {
       const view = authGenerationOf(proxied);
-      let before = await view.current();
-      while (!before?.startsWith('local:')) before = await view.current();
+      const before = await waitUntil(() => view.current(), (generation) => generation?.startsWith('local:') === true, 'the subscription to be confirmed');
 
       expect(proxy.freeze('SUBSCRIBE')).toBe(1);
       // The announcement of this change is held back on the stalled connection; only the overdue probe can tell.
@@ -178,8 +171,7 @@ describeWith('redis', 'auth generation view (redis cache)', (url) => {
       expect(await view.current()).toBe(changed);
 
       proxy.thaw();
-      let after = await view.current();
-      for (const giveUpAt = Date.now() + 5_000; !after?.startsWith('local:') && Date.now() < giveUpAt; after = await view.current()) await sleep(20);
+      const after = await waitUntil(() => view.current(), (generation) => generation?.startsWith('local:') === true, 'the subscription to be trusted again');
       expect(after).toMatch(/^local:/);
       expect(after).not.toBe(before);
     } finally {

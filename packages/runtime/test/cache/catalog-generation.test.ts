@@ -7,7 +7,7 @@ import { connectionName, createRedisCache } from '../../src/cache/redis-cache';
 import { pollPhaseMark, SharedGeneration } from '../../src/cache/shared-generation';
 import { createLogger } from '../../src/logging/logger';
 import { metricsRegistry } from '../../src/telemetry/metrics';
-import { sleep, waitFor } from './wait';
+import { sleep, waitFor, waitUntil, WAIT_MS } from './wait';
 
 const logger = createLogger({ level: 'silent' });
 const GATEWAY_A = '0b9e3c1e-5d2f-4a7b-8c6d-1e2f3a4b5c6d';
@@ -15,7 +15,7 @@ const GATEWAY_B = '7d1f0a2b-3c4d-4e5f-8a9b-0c1d2e3f4a5b';
 
 /** The view's generation once its subscription is confirmed and nothing is moving it. */
 async function settled(current: () => Promise<string>): Promise<string> {
-  for (const giveUpAt = Date.now() + 5_000; Date.now() < giveUpAt; await sleep(10)) {
+  for (const giveUpAt = Date.now() + WAIT_MS; Date.now() < giveUpAt; await sleep(10)) {
     const generation = await current();
     if (generation.startsWith('local:') && (await current()) === generation) return generation;
   }
@@ -186,7 +186,8 @@ describeWith('redis', 'catalog generation (redis cache)', (url) => {
       expect(afterDrop).not.toBe(first);
 
       expect(proxy.freeze('SUBSCRIBE')).toBe(1);
-      for (const giveUpAt = Date.now() + 5_000; (await view.current()).startsWith('local:') && Date.now() < giveUpAt; ) await sleep(20);
+      // Only the overdue probe can tell (after up to about 2.5 s).
+      await waitUntil(() => view.current(), (generation) => !generation.startsWith('local:'), 'the stall to be noticed');
       expect(await view.current()).toMatch(/^shared:/);
       expect(resumed).toBe(1);
       expect(await lapses('stalled')).toBe(stalledBefore + 1);
@@ -209,8 +210,7 @@ describeWith('redis', 'catalog generation (redis cache)', (url) => {
       expect(proxy.freeze('SUBSCRIBE')).toBe(1);
       await announceCatalogChange(catalogService, [GATEWAY_A]);
       // Only the overdue probe can tell; from then on every call reads the shared value, which the change moved.
-      let now = await view.current();
-      for (const giveUpAt = Date.now() + 5_000; now === before && Date.now() < giveUpAt; now = await view.current()) await sleep(20);
+      const now = await waitUntil(() => view.current(), (generation) => generation !== before, 'the generation to move on');
       expect(now).toBe(`shared:${await catalogGeneration.read(catalogService)}`);
       proxy.thaw();
     } finally {

@@ -23,6 +23,8 @@ export interface EdgeConfig {
   trustProxy?: TrustProxySetting | TrustProxy;
   /** The OpenAPI document's title. */
   instanceName?: string;
+  /** Hold every `/v1` answer to its route's documented status and schema (CHECK_RESPONSES; tests turn it on). */
+  checkResponses?: boolean;
 }
 
 export interface EdgeAppOptions {
@@ -89,7 +91,7 @@ export function createEdgeApp(options: EdgeAppOptions): Express {
   options.mount?.(app);
 
   for (const route of routes) {
-    app[route.method](toExpressPath(route.path), routeHandler(route, options.authenticate));
+    app[route.method](toExpressPath(route.path), routeHandler(route, options.authenticate, config.checkResponses));
   }
 
   app.use(notFoundHandler(app));

@@ -13,7 +13,7 @@ import { mountNonApiRoutes, v1Routes } from './routes';
  * paths, served without express), then every other route, the authentication hook and the browser pages on one
  * express app.
  */
-export function createEdge(deps: EdgeDeps, options: { bodyLimitBytes: number; trustProxy?: string }): RequestListener {
+export function createEdge(deps: EdgeDeps, options: { bodyLimitBytes: number; trustProxy?: string; checkResponses?: boolean }): RequestListener {
   // Compiled once and shared, so express's `req.ip` and the token endpoint name the same client.
   const trustProxy = compileTrustProxy(options.trustProxy);
   const app = createEdgeApp({
@@ -22,6 +22,7 @@ export function createEdge(deps: EdgeDeps, options: { bodyLimitBytes: number; tr
       bodyLimitBytes: options.bodyLimitBytes,
       instanceName: deps.settings.instanceName,
       trustProxy,
+      checkResponses: options.checkResponses ?? false,
     },
     logger: deps.logger,
     routes: v1Routes(deps),

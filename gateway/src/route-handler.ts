@@ -4,10 +4,12 @@ import { etagFor, parseIfMatch, requireIfMatch } from './conditional';
 import { AppError, type FieldError } from '@platform/runtime';
 import { requestIdOf } from './request-id';
 import type { AnyRouteDefinition, HandlerResult, RouteContext, RouteRequest } from './route';
+import { isPageResponseSchema } from './pagination';
 import { setRouteTemplate } from './route-template';
 import { coerceStringInput } from './validation/coerce';
 import { fieldErrorsOf } from './validation/field-errors';
 import { nulFieldErrors } from './validation/text';
+import { undeclaredFields } from './validation/zod-introspection';
 
 /** Runs before validation; what it returns is `ctx.auth`. Throw an AppError (401/403) to refuse the call. */
 export type Authenticate = (req: Request, route: AnyRouteDefinition) => Promise<unknown>;
@@ -82,8 +84,26 @@ function send(res: Response, result: HandlerResult): void {
   res.status(result.status ?? 200).json(body);
 }
 
+/**
+ * Holds an answer to what its route documents (CHECK_RESPONSES, on in tests): its status is declared and its body,
+ * as sent, has the declared schema's shape with no undeclared field. A deviation is the edge's own bug, so it fails
+ * the request (500) loudly rather than send an undocumented answer (which could carry a field never meant to leave).
+ */
+function checkResponse(route: AnyRouteDefinition, result: HandlerResult): void {
+  const status = result.status ?? 200;
+  const declared = route.responses[status];
+  if (!declared) throw new Error(`${route.operationId} answered ${status}, a status it does not declare`);
+  if (!('data' in result) || !declared.schema) return;
+  const page = isPageResponseSchema(declared.schema);
+  const body = JSON.parse(JSON.stringify(page ? { data: result.data, nextCursor: result.nextCursor ?? null } : (result.data ?? null))) as unknown;
+  const parsed = declared.schema.safeParse(body);
+  const problems = parsed.success ? [] : parsed.error.issues.slice(0, 5).map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`);
+  problems.push(...undeclaredFields(declared.schema, body).slice(0, 5).map((field) => `${field}: not declared`));
+  if (problems.length > 0) throw new Error(`${route.operationId} answered ${status} off its schema: ${problems.join('; ')}`);
+}
+
 /** The express handler of a defined route: authenticate, check If-Match, validate, run, render. */
-export function routeHandler(route: AnyRouteDefinition, authenticate: Authenticate | undefined) {
+export function routeHandler(route: AnyRouteDefinition, authenticate: Authenticate | undefined, checkResponses = false) {
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
     setRouteTemplate(res, route.path);
     try {
@@ -95,6 +115,7 @@ export function routeHandler(route: AnyRouteDefinition, authenticate: Authentica
         if (!res.headersSent) throw new Error(`handler of ${route.operationId} returned nothing and sent nothing`);
         return;
       }
+      if (checkResponses) checkResponse(route, result);
       send(res, result);
     } catch (error) {
       next(error);

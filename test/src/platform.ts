@@ -12,7 +12,7 @@ import { stopPlatformProcess, waitReady } from './platform-process';
 export function embeddedEnv(): { env: NodeJS.ProcessEnv; cleanup(): Promise<void> } {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'platform-'));
   return {
-    env: { DATA_DIR: dataDir, PORT: '0', OPS_PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'silent' },
+    env: { DATA_DIR: dataDir, PORT: '0', OPS_PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'silent', CHECK_RESPONSES: 'true' },
     cleanup: async () => rmSync(dataDir, { recursive: true, force: true }),
   };
 }
@@ -31,6 +31,8 @@ export async function realInfraEnv(urls: { postgres: string; redis: string; kafk
       GRPC_PORT: '0',
       GRPC_HOST: '127.0.0.1',
       LOG_LEVEL: 'silent',
+      // Every answer a test sees is also held to its documented shape (docs/api.md, Responses).
+      CHECK_RESPONSES: 'true',
       DATABASE_URL: database.url,
       DATABASE_POOL_MAX: '5',
       REDIS_URL: urls.redis,

@@ -60,3 +60,30 @@ export function nonStrictNestedObjects(schema: z.ZodType, path = ''): string[] {
   visit(schema, path, true);
   return found;
 }
+
+/**
+ * Dotted paths of fields in `value` (JSON as sent) that `schema` does not declare. Objects with a catchall take any
+ * field; a union is judged by its best-fitting option. Used to hold answers to their documented shape.
+ */
+export function undeclaredFields(schema: z.ZodType, value: unknown, path = ''): string[] {
+  const def = definitionOf(unwrap(schema));
+  const at = (key: string) => (path ? `${path}.${key}` : key);
+  if (value === null || typeof value !== 'object') return [];
+  if (def.type === 'object' && !Array.isArray(value)) {
+    const shape = def.shape ?? {};
+    const found: string[] = [];
+    for (const [key, child] of Object.entries(value as Record<string, unknown>)) {
+      if (shape[key]) found.push(...undeclaredFields(shape[key], child, at(key)));
+      else if (def.catchall === undefined) found.push(at(key));
+    }
+    return found;
+  }
+  if (def.type === 'array' && def.element && Array.isArray(value)) return value.flatMap((item, index) => undeclaredFields(def.element!, item, at(String(index))));
+  if (def.type === 'record' && def.valueType) {
+    return Object.entries(value as Record<string, unknown>).flatMap(([key, child]) => undeclaredFields(def.valueType!, child, at(key)));
+  }
+  if ((def.type === 'union' || def.type === 'discriminated_union') && def.options?.length) {
+    return def.options.map((option) => undeclaredFields(option, value, path)).reduce((best, next) => (next.length < best.length ? next : best));
+  }
+  return [];
+}

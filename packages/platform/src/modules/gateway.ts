@@ -66,6 +66,7 @@ export async function gatewayModule(ctx: PlatformContext, running: RunningModule
     },
     {
       bodyLimitBytes: env.BODY_LIMIT_BYTES,
+      checkResponses: env.CHECK_RESPONSES,
       ...(env.TRUST_PROXY !== undefined ? { trustProxy: env.TRUST_PROXY } : {}),
     },
   );

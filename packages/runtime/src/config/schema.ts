@@ -117,6 +117,8 @@ export const environmentSchema = z.object({
   /** PEM file of extra certificate authorities trusted for outbound https (private CAs; tests). */
   OUTBOUND_EXTRA_CA_FILE: optionalString,
   OTEL_SDK_DISABLED: bool,
+  /** Hold every /v1 answer to its documented status and schema, failing a deviating one with 500 (tests; costs CPU). */
+  CHECK_RESPONSES: bool,
   IDENTITY_SERVICE_ADDR: optionalString,
   CATALOG_SERVICE_ADDR: optionalString,
   AGENTS_SERVICE_ADDR: optionalString,

@@ -5,13 +5,14 @@ const ROOT = path.resolve(__dirname, '../..');
 
 /**
  * The platform's executable (`packages/platform/src/main.ts --target=…`) as a process of its own, as in
- * production: nothing is shared with the test's process (module state, event loop). Output goes to this process's.
+ * production: nothing is shared with the test's process (module state, event loop). Its output goes to this
+ * process's, or its standard output to a pipe for the caller to read (`stdout: 'pipe'`).
  */
-export function spawnPlatform(target: string, env: NodeJS.ProcessEnv, nodeArgs: readonly string[] = []): ChildProcess {
+export function spawnPlatform(target: string, env: NodeJS.ProcessEnv, nodeArgs: readonly string[] = [], stdout: 'inherit' | 'pipe' = 'inherit'): ChildProcess {
   return spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'packages/platform/src/main.ts', `--target=${target}`], {
     cwd: ROOT,
     env,
-    stdio: ['ignore', 'inherit', 'inherit'],
+    stdio: ['ignore', stdout, 'inherit'],
   });
 }
 

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
@@ -6,7 +6,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { startPlatform, type RunningPlatform } from '@platform/platform/src/platform';
 import { createTestDatabase, deleteKafkaState, infraUrl, isCI, uniquePrefix } from './infra';
-import { stopPlatformProcess, waitReady } from './platform-process';
+import { spawnPlatform, stopPlatformProcess, waitReady } from './platform-process';
 
 /** Environment for an embedded `--target=all` platform on ephemeral ports in a fresh data directory. */
 export function embeddedEnv(): { env: NodeJS.ProcessEnv; cleanup(): Promise<void> } {
@@ -133,7 +133,6 @@ export interface ListeningPlatformProcess {
   opsPort: number;
 }
 
-const ROOT = path.resolve(__dirname, '../..');
 const LOG_LEVELS: Record<string, number> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60, silent: Infinity };
 
 /**
@@ -150,11 +149,7 @@ export async function spawnPlatformListening(target: string, env: NodeJS.Process
   // An unknown level is passed on as it is, for the process's own configuration check to refuse.
   const logged = (LOG_LEVELS[asked] ?? 0) < info ? asked : 'info';
   const wanted = LOG_LEVELS[asked] ?? info;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'packages/platform/src/main.ts', `--target=${target}`], {
-    cwd: ROOT,
-    env: { PORT: '0', OPS_PORT: '0', GRPC_PORT: '0', ...env, LOG_LEVEL: logged },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawnPlatform(target, { PORT: '0', OPS_PORT: '0', GRPC_PORT: '0', ...env, LOG_LEVEL: logged }, [], 'pipe');
   const recent: string[] = [];
   const ports = new Promise<{ port: number | undefined; opsPort: number }>((resolve, reject) => {
     const giveUp = setTimeout(() => reject(new Error(`platform process (--target=${target}) was not ready to serve within a minute${lastLines(recent)}`)), 60_000);

@@ -2,7 +2,6 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { freePort } from '@platform/test';
 
 /** The executable itself: started as `npm start` starts it, stopped by SIGTERM as Kubernetes stops a pod. */
 describe('the platform executable', () => {
@@ -10,10 +9,11 @@ describe('the platform executable', () => {
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
   it('becomes ready, then on SIGTERM stops its modules in reverse order and exits 0', async () => {
-    const [port, opsPort] = [await freePort(), await freePort()];
+    // Port 0 everywhere: the process says which ports it bound in its 'ready to serve' line (no port chosen in advance
+    // can be taken by another process meanwhile).
     const child = spawn(process.execPath, ['--import', 'tsx', 'packages/platform/src/main.ts'], {
       cwd: path.resolve(__dirname, '../../..'),
-      env: { ...process.env, NODE_OPTIONS: '', DATA_DIR: dataDir, PORT: String(port), OPS_PORT: String(opsPort), GRPC_PORT: '0', LOG_LEVEL: 'debug' },
+      env: { ...process.env, NODE_OPTIONS: '', DATA_DIR: dataDir, PORT: '0', OPS_PORT: '0', GRPC_PORT: '0', LOG_LEVEL: 'debug' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
@@ -21,10 +21,15 @@ describe('the platform executable', () => {
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
 
+    const opsPortOf = () => {
+      const line = output.split('\n').find((text) => text.includes('"ready to serve"'));
+      return line ? (JSON.parse(line) as { opsPort?: number }).opsPort : undefined;
+    };
     const deadline = Date.now() + 60_000;
     let ready = false;
     while (!ready && Date.now() < deadline && child.exitCode === null) {
-      ready = await fetch(`http://127.0.0.1:${opsPort}/readyz`).then((r) => r.status === 200, () => false);
+      const opsPort = opsPortOf();
+      ready = opsPort !== undefined && (await fetch(`http://127.0.0.1:${opsPort}/readyz`).then((r) => r.status === 200, () => false));
       if (!ready) await new Promise((resolve) => setTimeout(resolve, 250));
     }
     expect(ready).toBe(true);

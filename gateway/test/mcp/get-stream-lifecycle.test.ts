@@ -1,9 +1,12 @@
 import { once } from 'node:events';
 import { request, type ClientRequest, type IncomingMessage } from 'node:http';
+import { connect } from 'node:net';
 import { connectionName } from '@platform/runtime';
 import {
+  databaseOf,
   describeWith,
   expectEventually,
+  gatewayAccessToken,
   gatewayFronting,
   infraUrl,
   postMcp,
@@ -24,7 +27,8 @@ import { sessionKeyOf } from '../../src/mcp/session';
  * real SDK upstream: what starts when the client comes, what stops when it leaves (also while its request is still
  * being checked), how an upstream's refusal of a second stream ends the relay, and the edge's drain. Timing is
  * controlled only from outside: the session check is held by stalling the replies of the edge's Redis connection
- * (a relay in front of Redis), and the drain is the platform's own stop.
+ * (a relay in front of Redis), the token check by a PostgreSQL lock on the table the identity service reads, and the
+ * drain is the platform's own stop.
  */
 describeWith('redis', 'the client GET stream over its life', () => {
   let platform: TestPlatform;
@@ -73,10 +77,10 @@ describeWith('redis', 'the client GET stream over its life', () => {
   }
 
   /** A GET of the client session `session`, over a connection of its own that the test may cut. */
-  function clientGet(session: string): { client: ClientRequest; response: Promise<IncomingMessage> } {
+  function clientGet(session: string, token = gateway.token): { client: ClientRequest; response: Promise<IncomingMessage> } {
     const client = request(platform.url(`/mcp/${gateway.gatewaySlug}`), {
       method: 'GET',
-      headers: { authorization: `Bearer ${gateway.token}`, accept: 'text/event-stream', 'mcp-session-id': session },
+      headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream', 'mcp-session-id': session },
     });
     client.on('error', () => undefined);
     client.end();
@@ -123,6 +127,61 @@ describeWith('redis', 'the client GET stream over its life', () => {
     expect(upstream.gets.filter((get) => get.sessionId === upstreamSession)).toHaveLength(0);
   });
 
+  it('starts nothing for a client that leaves while its access token is being checked', async () => {
+    const session = await initializedSession();
+    // A token of the same person this edge has never checked: its check asks the identity service over gRPC, which
+    // reads identity.oauth_tokens (store/oauth-grants-store.ts, findValidAccessToken).
+    const fresh = await gatewayAccessToken(platform, gateway.owner.cookieHeader(), gateway.gatewaySlug);
+    const holder = await databaseOf(platform, { required: true });
+    const observer = await databaseOf(platform, { required: true });
+    const monitor = createClient({ url: infraUrl('redis')! });
+    await monitor.connect();
+    const commands: string[] = [];
+    await monitor.monitor((line) => commands.push(String(line)));
+    // The session check asks the shared cache once per session this edge has not seen: with the edge's Redis replies
+    // held, each request of the session that reached it shows here, in the order the edge will get the answers.
+    const sessionChecks = () => commands.filter((line) => line.includes(`mcp:session-ended:${sessionKeyOf(session)}`)).length;
+    let upstreamSession: string;
+    try {
+      const abandonedBefore = await abandonedGets();
+      await holder.query('BEGIN');
+      await holder.query('LOCK TABLE identity.oauth_tokens IN ACCESS EXCLUSIVE MODE');
+      const { client } = clientGet(session, fresh);
+      // The identity service's query of the GET's token waits for the lock: the edge is checking the token.
+      await expectEventually(async () => {
+        const { rows } = await observer.query<{ waiting: number }>(
+          "SELECT count(*)::int AS waiting FROM pg_locks WHERE database = (SELECT oid FROM pg_database WHERE datname = current_database()) AND relation = 'identity.oauth_tokens'::regclass AND NOT granted",
+        );
+        expect(rows[0]!.waiting).toBeGreaterThan(0);
+      });
+      // The client leaves while the gateway still checks its token; the edge sees its connection close first.
+      client.destroy();
+      await expectEventually(async () => expect(await abandonedGets()).toBeGreaterThan(abandonedBefore));
+
+      // The token check goes on; the GET is held again at its session check, where it is seen to have got to.
+      expect(relay.freeze(connectionName(platform.env.REDIS_KEY_PREFIX ?? '', 'commands'))).toBeGreaterThan(0);
+      await holder.query('COMMIT');
+      await expectEventually(() => expect(sessionChecks()).toBe(1));
+      // A call of the same session, whose session check waits behind the GET's on the same connection: once it has
+      // reached the upstream, the GET has gone past its check, and a relay started for nobody would have asked the
+      // upstream for its stream.
+      const calling = upstreamSessionOf(session);
+      await expectEventually(() => expect(sessionChecks()).toBe(2));
+      relay.thaw();
+      upstreamSession = await calling;
+    } finally {
+      relay.thaw();
+      await holder.query('ROLLBACK').catch(() => undefined);
+      await Promise.all([holder.end(), observer.end(), monitor.close()]);
+    }
+    expect(upstream.gets.filter((get) => get.sessionId === upstreamSession)).toHaveLength(0);
+    // Nor was the session's stream claimed for nobody: a GET of it now is served, and it is the upstream's only one.
+    const { response } = clientGet(session);
+    expect((await response).statusCode).toBe(200);
+    await expectEventually(() => expect(openGetsOf(upstreamSession)).toHaveLength(1));
+    expect(upstream.gets.filter((get) => get.sessionId === upstreamSession)).toHaveLength(1);
+  });
+
   it('relays while the client stays and stops everything it started when the client leaves', async () => {
     const session = await initializedSession();
     const upstreamSession = await upstreamSessionOf(session);
@@ -157,7 +216,7 @@ describeWith('redis', 'the client GET stream over its life', () => {
   });
 
   // Last: the edge's drain is the platform's stop.
-  it('ends an open stream cleanly when the edge begins draining, and stops everything it started', async () => {
+  it('ends an open stream cleanly when the edge begins draining, stops everything it started, and refuses a GET that arrives meanwhile (503)', async () => {
     const session = await initializedSession();
     const upstreamSession = await upstreamSessionOf(session);
     const stream = await fetch(platform.url(`/mcp/${gateway.gatewaySlug}`), {
@@ -167,11 +226,56 @@ describeWith('redis', 'the client GET stream over its life', () => {
     await expectEventually(() => expect(openGetsOf(upstreamSession)).toHaveLength(1));
     const ended = readToEnd(stream);
 
+    // The listener takes no new connection once it drains: a GET can then only come on a connection kept open, here
+    // one whose call's answer stream has begun (a progress event) and goes on (`slow`, until the test cancels it).
+    const kept = connect(Number(new URL(platform.url('/')).port), '127.0.0.1');
+    let received = '';
+    kept.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
+    kept.on('error', () => undefined);
+    const keptClosed = once(kept, 'close');
+    await once(kept, 'connect');
+    const path = `/mcp/${gateway.gatewaySlug}`;
+    const mcpHeaders = { authorization: `Bearer ${gateway.token}`, 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' };
+    kept.write(rawRequest('POST', path, mcpHeaders, { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'alpha__slow', arguments: { steps: 50, stepMs: 1_000 }, _meta: { progressToken: 'held' } } }));
+    await expectEventually(() => expect(received).toContain('notifications/progress'));
+
     stopped = true;
     const stopping = platform.stop();
     // The response ends as a complete HTTP message (the client may open the stream again elsewhere), not a reset.
     expect(await ended).toBe('ended');
     await expectEventually(() => expect(openGetsOf(upstreamSession)).toHaveLength(0));
+
+    // The edge drains: on the kept connection, a GET of the session, then the held call's cancellation (which ends
+    // its answer stream, so the GET's answer follows it on the connection).
+    kept.write(
+      rawRequest('GET', path, { ...mcpHeaders, accept: 'text/event-stream' }) +
+        rawRequest('POST', path, mcpHeaders, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 7, reason: 'test' } }),
+    );
+    await keptClosed;
     await stopping;
+
+    const refusedAt = received.indexOf('HTTP/1.1 ', 1);
+    expect(refusedAt).toBeGreaterThan(0);
+    // The held call's answer stream ended as a complete chunked message before the GET was answered.
+    expect(received.slice(0, refusedAt)).toMatch(/^HTTP\/1\.1 200 [\s\S]*\r\n0\r\n\r\n$/);
+    const refused = received.slice(refusedAt);
+    const headEnd = refused.indexOf('\r\n\r\n');
+    const [statusLine, ...headerLines] = refused.slice(0, headEnd).split('\r\n');
+    const headers = Object.fromEntries(headerLines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
+    expect(statusLine).toBe('HTTP/1.1 503 Service Unavailable');
+    expect(headers['retry-after']).toBe('1');
+    expect(headers.connection).toBe('close');
+    const body = refused.slice(headEnd + 4, headEnd + 4 + Number(headers['content-length']));
+    expect(JSON.parse(body)).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32603, message: expect.stringContaining('shutting down') } });
+    // Nothing was started for it: the session's only upstream stream is the one the drain ended.
+    expect(upstream.gets.filter((get) => get.sessionId === upstreamSession)).toHaveLength(1);
   }, 60_000);
 });
+
+/** An HTTP/1.1 request as written on a raw connection (kept alive). */
+function rawRequest(method: string, path: string, headers: Record<string, string>, body?: unknown): string {
+  const payload = body === undefined ? '' : JSON.stringify(body);
+  const lines = [`${method} ${path} HTTP/1.1`, 'host: 127.0.0.1', ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`)];
+  if (body !== undefined) lines.push('content-type: application/json', 'accept: application/json, text/event-stream', `content-length: ${Buffer.byteLength(payload)}`);
+  return `${lines.join('\r\n')}\r\n\r\n${payload}`;
+}

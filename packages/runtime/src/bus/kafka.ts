@@ -6,6 +6,7 @@ import { installInlineGzip } from './kafka-gzip';
 import { kafkaLogCreator } from './kafka-logging';
 import type { BusMessage, EventBus, ReceivedMessage, SubscribeOptions, Subscription } from './port';
 import { backoffMs } from './wakeup';
+import { eventHandlerConsecutiveFailures } from '../telemetry/metrics';
 
 export interface KafkaBusOptions {
   brokers: string[];
@@ -138,6 +139,11 @@ export function createKafkaBus(options: KafkaBusOptions): EventBus {
     await consumer.connect();
     await consumer.subscribe({ topics, fromBeginning: subscription.fromBeginning ?? true });
     // Handlers run in the root trace context: a consumer continues the trace carried by the message headers.
+    const failureLabels = (where: { topic: string; partition: number }) => ({
+      group: subscription.groupId,
+      topic: logical.get(where.topic) ?? where.topic,
+      partition: String(where.partition),
+    });
     /** Runs `handle` until it resolves (retrying in place with back-off), then commits past `last`. */
     const handleInPlace = async (
       where: { topic: string; partition: number; offset: string },
@@ -145,13 +151,15 @@ export function createKafkaBus(options: KafkaBusOptions): EventBus {
       handle: () => Promise<void>,
       last: string,
     ) => {
-      for (let failures = 0; ; ) {
+      let failures = 0;
+      for (;;) {
         if (stopping) throw new SubscriptionClosing();
         try {
           await handle();
           break;
         } catch (error) {
           failures += 1;
+          eventHandlerConsecutiveFailures.set(failureLabels(where), failures);
           logger.warn(
             { err: error, topic: logical.get(where.topic) ?? where.topic, partition: where.partition, offset: where.offset, failures },
             'event handler failed; the message will be delivered again',
@@ -160,6 +168,7 @@ export function createKafkaBus(options: KafkaBusOptions): EventBus {
           await heartbeat().catch(() => undefined);
         }
       }
+      if (failures > 0) eventHandlerConsecutiveFailures.set(failureLabels(where), 0);
       await consumer.commitOffsets([{ topic: where.topic, partition: where.partition, offset: (BigInt(last) + 1n).toString() }]);
     };
     const receivedOf = (topic: string, partition: number, message: KafkaMessage): ReceivedMessage => ({

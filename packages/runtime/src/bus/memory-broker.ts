@@ -3,6 +3,7 @@ import type { Logger } from '../logging/logger';
 import { MessageNotHandledError } from './errors';
 import type { BusMessage, ReceivedMessage } from './port';
 import { backoffMs, Wakeup } from './wakeup';
+import { eventHandlerConsecutiveFailures } from '../telemetry/metrics';
 
 /** The header carrying an event's id (the outbox's `EVENT_HEADERS.id`). */
 const EVENT_ID_HEADER = 'event-id';
@@ -203,10 +204,12 @@ export class MemoryBroker {
       const outcome = await deliver(member, messages);
       if (outcome === 'handled') {
         this.advance(group, topic, position + messages.length);
+        if (failures > 0) eventHandlerConsecutiveFailures.set({ group: group.id, topic, partition: '0' }, 0);
         failures = 0;
       } else if (outcome === 'failed') {
         rejectWaiters(group, topic, 'its handler failed; the group will retry it');
         failures += 1;
+        eventHandlerConsecutiveFailures.set({ group: group.id, topic, partition: '0' }, failures);
         await sleep(backoffMs(failures, retry.initialMs, retry.maxMs));
       }
     }

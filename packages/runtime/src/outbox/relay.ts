@@ -4,7 +4,7 @@ import { backoffMs, Wakeup } from '../bus/wakeup';
 import type { Database } from '../db/port';
 import { assertSchemaName } from '../db/schema-name';
 import type { Logger } from '../logging/logger';
-import { outboxPublished, outboxPublishFailures } from '../telemetry/metrics';
+import { outboxPublished, outboxPublishFailures, registerOutboxBacklog, type OutboxBacklog } from '../telemetry/metrics';
 import { SpanKind, withSpan } from '../telemetry/tracing';
 import { relaySignal } from './nudge';
 
@@ -84,6 +84,7 @@ export class OutboxRelay {
   private lastHousekeeping = 0;
   /** Ends a back-off early only on stop (a nudge must not turn a failing bus into a hot loop). */
   private stopped = new Wakeup();
+  private unregisterBacklog: (() => void) | undefined;
 
   constructor(private readonly options: OutboxRelayOptions) {
     this.schema = assertSchemaName(options.schema);
@@ -99,16 +100,27 @@ export class OutboxRelay {
     if (this.running) return;
     this.running = true;
     this.stopped = new Wakeup();
+    this.unregisterBacklog = registerOutboxBacklog(this.schema, () => this.backlog());
     this.loop = this.run();
   }
 
   /** Stops polling and resolves once the batch in flight (if any) has finished. */
   async stop(): Promise<void> {
     this.running = false;
+    this.unregisterBacklog?.();
     relaySignal(this.schema).notify();
     this.stopped.notify();
     await this.loop;
     this.loop = undefined;
+  }
+
+  /** What this schema's outbox has not published yet (the metrics read it at scrape time; unsent rows are indexed). */
+  async backlog(): Promise<OutboxBacklog> {
+    const { rows } = await this.options.db.query<{ unsent: number; oldest: number }>(
+      `SELECT count(*)::int AS unsent, coalesce(extract(epoch FROM now() - min(created_at)), 0)::float8 AS oldest
+         FROM ${this.schema}.outbox WHERE sent_at IS NULL`,
+    );
+    return { unsent: Number(rows[0]?.unsent ?? 0), oldestAgeSeconds: Math.max(0, Number(rows[0]?.oldest ?? 0)) };
   }
 
   /**

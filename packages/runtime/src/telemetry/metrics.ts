@@ -80,3 +80,74 @@ export const sharedGenerationMoveFailures = new Counter({
   labelNames: ['generation'] as const,
   registers: [metricsRegistry],
 });
+
+export const eventHandlerConsecutiveFailures = new Gauge({
+  name: 'platform_event_handler_consecutive_failures',
+  help: 'Per consumer group, topic and partition: how many times in a row the message at its head failed (0 once handled; absent before any failure). One that keeps rising is a consumer stuck on one message: a dependency down, or a message it cannot handle (docs/operations.md).',
+  labelNames: ['group', 'topic', 'partition'] as const,
+  registers: [metricsRegistry],
+});
+
+/** What a schema's outbox has not published yet. */
+export interface OutboxBacklog {
+  unsent: number;
+  oldestAgeSeconds: number;
+}
+
+const outboxBacklogReaders = new Map<string, () => Promise<OutboxBacklog>>();
+let backlogRead: { at: number; result: Promise<Map<string, OutboxBacklog | null>> } | undefined;
+
+/** A scrape must answer: a read the database does not answer within 2 s (as readiness checks) gives no series. */
+function withinScrape<T>(read: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('outbox backlog read timed out')), 2_000)));
+  return Promise.race([read, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** One read of every registered outbox per scrape (within a second), shared by the two gauges below. */
+function readOutboxBacklogs(): Promise<Map<string, OutboxBacklog | null>> {
+  if (backlogRead && Date.now() - backlogRead.at < 1_000) return backlogRead.result;
+  const entries = [...outboxBacklogReaders].map(async ([schema, read]) => [schema, await withinScrape(read()).catch(() => null)] as const);
+  backlogRead = { at: Date.now(), result: Promise.all(entries).then((read) => new Map(read)) };
+  return backlogRead.result;
+}
+
+/** Sets `gauge` per schema from the backlogs; a schema whose read failed (database down) has no series this scrape. */
+async function collectBacklog(gauge: Gauge<'schema'>, value: (backlog: OutboxBacklog) => number): Promise<void> {
+  gauge.reset();
+  for (const [schema, backlog] of await readOutboxBacklogs()) if (backlog) gauge.set({ schema }, value(backlog));
+}
+
+/**
+ * Lets the outbox gauges read a schema's backlog at scrape time (the outbox relay registers while it runs). Every
+ * replica reads the same table, so across replicas take the max. Returns the unregistration.
+ */
+export function registerOutboxBacklog(schema: string, read: () => Promise<OutboxBacklog>): () => void {
+  outboxBacklogReaders.set(schema, read);
+  backlogRead = undefined;
+  return () => {
+    if (outboxBacklogReaders.get(schema) !== read) return;
+    outboxBacklogReaders.delete(schema);
+    backlogRead = undefined;
+  };
+}
+
+export const outboxUnsent = new Gauge({
+  name: 'platform_outbox_unsent',
+  help: 'Events written to a schema\'s outbox and not yet published to the bus, read at scrape time.',
+  labelNames: ['schema'] as const,
+  registers: [metricsRegistry],
+  async collect() {
+    await collectBacklog(this, (backlog) => backlog.unsent);
+  },
+});
+
+export const outboxOldestUnsentAge = new Gauge({
+  name: 'platform_outbox_oldest_unsent_age_seconds',
+  help: 'Age of the oldest event in a schema\'s outbox not yet published (0 when none): how late its audit and domain events are.',
+  labelNames: ['schema'] as const,
+  registers: [metricsRegistry],
+  async collect() {
+    await collectBacklog(this, (backlog) => backlog.oldestAgeSeconds);
+  },
+});

@@ -1,5 +1,6 @@
 import { createLogger } from '../../src/logging/logger';
 import { MessageNotHandledError, type EventBus, type ReceivedMessage, type Subscription } from '../../src/bus';
+import { eventHandlerConsecutiveFailures } from '../../src/telemetry/metrics';
 import { waitFor } from './wait-for';
 
 export const silentLogger = createLogger({ level: 'silent' });
@@ -114,12 +115,16 @@ export function busContract(openBus: () => Promise<EventBus>): void {
     expect(second.length).toBeGreaterThan(0);
   });
 
-  it('delivers a message again when its handler rejects, before the next one', async () => {
+  it('delivers a message again when its handler rejects, before the next one, counting its failures in a row', async () => {
     const attempts: string[] = [];
     let failuresLeft = 2;
+    const failuresInARow = async () =>
+      (await eventHandlerConsecutiveFailures.get()).values.find((v) => String(v.labels.group).endsWith('flaky') && String(v.labels.topic).endsWith('delta.v1'))?.value;
+    let failuresSeen: number | undefined;
     await subscribe('flaky', ['delta.v1'], async (m) => {
       attempts.push(m.value);
       if (m.value === 'first' && failuresLeft-- > 0) throw new Error('not yet');
+      if (m.value === 'first') failuresSeen = await failuresInARow();
     });
     await bus
       .publish([
@@ -128,6 +133,9 @@ export function busContract(openBus: () => Promise<EventBus>): void {
       ])
       .catch(unlessNotHandled);
     await waitFor(() => expect(attempts).toEqual(['first', 'first', 'first', 'second']));
+    // While the first message failed, platform_event_handler_consecutive_failures said so; handled, it is back to 0.
+    expect(failuresSeen).toBe(2);
+    await waitFor(async () => expect(await failuresInARow()).toBe(0));
   });
 
   it('keeps order per key', async () => {

@@ -7,6 +7,7 @@ import { createInterface } from 'node:readline';
 import { startPlatform, type RunningPlatform } from '@platform/platform/src/platform';
 import { createTestDatabase, deleteKafkaState, infraUrl, isCI, uniquePrefix } from './infra';
 import { spawnPlatform, stopPlatformProcess, waitReady } from './platform-process';
+import type { Logger } from '@platform/runtime';
 
 /** Environment for an embedded `--target=all` platform on ephemeral ports in a fresh data directory. */
 export function embeddedEnv(): { env: NodeJS.ProcessEnv; cleanup(): Promise<void> } {
@@ -71,7 +72,7 @@ export const TEST_ADMIN = { email: 'admin@example.test', password: 'correct hors
  * configured (always under CI), otherwise on the embedded adapters. A platform admin is bootstrapped from
  * TEST_ADMIN. `env` adds or overrides variables.
  */
-export async function startTestPlatform(options: { env?: NodeJS.ProcessEnv; embedded?: boolean } = {}): Promise<TestPlatform> {
+export async function startTestPlatform(options: { env?: NodeJS.ProcessEnv; embedded?: boolean; logger?: Logger } = {}): Promise<TestPlatform> {
   const postgres = options.embedded ? undefined : infraUrl('postgres');
   const infra = postgres
     ? await realInfraEnv({ postgres, redis: infraUrl('redis')!, kafka: infraUrl('kafka')! })
@@ -84,7 +85,7 @@ export async function startTestPlatform(options: { env?: NodeJS.ProcessEnv; embe
   };
   let platform: RunningPlatform;
   try {
-    platform = await startPlatform({ target: 'all', env });
+    platform = await startPlatform({ target: 'all', env, ...(options.logger ? { logger: options.logger } : {}) });
   } catch (error) {
     await infra.cleanup();
     throw error;

@@ -9,6 +9,7 @@ import {
   gatewayAccessToken,
   gatewayFronting,
   infraUrl,
+  memoryLogger,
   postMcp,
   readToEnd,
   startMcpUpstream,
@@ -36,12 +37,17 @@ describeWith('redis', 'the client GET stream over its life', () => {
   let relay: TcpProxy & { url: string };
   let gateway: FrontedGateway;
   let stopped = false;
+  // The platform's own log, to see what it tells operators.
+  const platformLog = memoryLogger('platform');
   const clients: ClientRequest[] = [];
 
   beforeAll(async () => {
     upstream = await startMcpUpstream({ name: 'alpha' });
     relay = await startRedisRelay(infraUrl('redis')!);
-    platform = await startTestPlatform({ env: { ALLOWED_INTERNAL_NETWORKS: '127.0.0.0/8', MCP_PUBLISH_POLICY: 'self_publish', REDIS_URL: relay.url } });
+    platform = await startTestPlatform({
+      env: { ALLOWED_INTERNAL_NETWORKS: '127.0.0.0/8', MCP_PUBLISH_POLICY: 'self_publish', REDIS_URL: relay.url },
+      logger: platformLog.logger,
+    });
     gateway = await gatewayFronting(platform, 'life', [{ slug: 'alpha', url: upstream.url }]);
   }, 120_000);
 
@@ -213,6 +219,10 @@ describeWith('redis', 'the client GET stream over its life', () => {
     await expectEventually(() => expect(openGetsOf(upstreamSession)).toHaveLength(0));
     await new Promise((resolve) => setTimeout(resolve, 4_000));
     expect(upstream.gets.filter((get) => get.sessionId === upstreamSession).map((get) => get.status)).toEqual([200, 409]);
+    // Said once, as a warning naming the server (an operator's clue that server-initiated messages go elsewhere).
+    const refusals = platformLog.lines.filter((line) => String(line.msg).startsWith('an upstream refused a GET stream for the session (409'));
+    expect(refusals).toHaveLength(1);
+    expect(refusals[0]).toMatchObject({ level: 'warn', serverId: expect.any(String) });
   });
 
   // Last: the edge's drain is the platform's stop.

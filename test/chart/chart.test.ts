@@ -1,6 +1,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
+import { metricsRegistry } from '@platform/runtime';
 import { isCI } from '../src/infra';
 
 /**
@@ -320,6 +321,60 @@ const RELEASE = { 'app.kubernetes.io/name': 'platform', 'app.kubernetes.io/insta
 
     it('gives the all-in-one process 1Gi requested and 2Gi at most', () => {
       expect(container(render(...ALL_IN_ONE, ...KEYS), 'platform').resources).toEqual({ requests: { cpu: '250m', memory: '1Gi' }, limits: { memory: '2Gi' } });
+    });
+  });
+
+  describe('Prometheus Operator resources', () => {
+    const MONITORING = ['--set', 'monitoring.podMonitor.enabled=true', '--set', 'monitoring.prometheusRule.enabled=true'];
+    type Rule = { alert: string; expr: string; for?: string; labels: { severity: string } };
+    const rules = (docs: Manifest[]) =>
+      (find(docs, 'PrometheusRule', 'platform') as unknown as { spec: { groups: Array<{ rules: Rule[] }> } }).spec.groups.flatMap((g) => g.rules);
+
+    it('renders none by default (they need the operator\'s CRDs)', () => {
+      const kinds = render(...KEYS).map((doc) => doc.kind);
+      expect(kinds).not.toContain('PodMonitor');
+      expect(kinds).not.toContain('PrometheusRule');
+    });
+
+    it('scrapes /metrics on the ops port of every pod of the release, microservices and all-in-one alike', () => {
+      for (const layout of [[], ALL_IN_ONE]) {
+        const docs = render(...KEYS, ...layout, ...MONITORING);
+        const monitor = find(docs, 'PodMonitor', 'platform') as unknown as {
+          spec: { selector: { matchLabels: Record<string, string> }; podMetricsEndpoints: Array<{ port: string; path: string }> };
+        };
+        expect(monitor.spec.podMetricsEndpoints).toEqual([expect.objectContaining({ port: 'ops', path: '/metrics' })]);
+        const deployments = docs.filter((doc) => doc.kind === 'Deployment') as unknown as Array<{
+          spec: { template: { metadata: { labels: Record<string, string> }; spec: { containers: Container[] } } };
+        }>;
+        expect(deployments.length).toBeGreaterThan(0);
+        for (const deployment of deployments) {
+          expect(deployment.spec.template.metadata.labels).toMatchObject(monitor.spec.selector.matchLabels);
+          expect(deployment.spec.template.spec.containers[0]!.ports?.map((port) => port.name)).toContain('ops');
+        }
+      }
+    });
+
+    it('alerts on the signals of docs/operations.md, in the release\'s namespace, on metrics the platform exports', () => {
+      const found = rules(render(...KEYS, ...MONITORING, '--namespace', 'mcp-prod'));
+      expect(found.map((rule) => rule.alert)).toEqual([
+        'PlatformEventsLate',
+        'PlatformEventsNotPublishing',
+        'PlatformConsumerStuck',
+        'PlatformCallRecordsDropped',
+        'PlatformNotFollowingChanges',
+      ]);
+      for (const rule of found) {
+        const metrics = rule.expr.match(/platform_[a-z_]+/g) ?? [];
+        expect(metrics.length).toBeGreaterThan(0);
+        for (const name of metrics) expect([rule.alert, name, metricsRegistry.getSingleMetric(name) !== undefined]).toEqual([rule.alert, name, true]);
+        expect(rule.expr).toContain('{namespace="mcp-prod"}');
+        expect(['warning', 'critical']).toContain(rule.labels.severity);
+      }
+      const tuned = rules(
+        render(...KEYS, ...MONITORING, '--set', 'monitoring.prometheusRule.eventsLateSeconds=300', '--set', 'monitoring.prometheusRule.consumerFailuresInARow=3'),
+      );
+      expect(tuned.find((rule) => rule.alert === 'PlatformEventsLate')!.expr).toMatch(/> 300$/);
+      expect(tuned.find((rule) => rule.alert === 'PlatformConsumerStuck')!.expr).toMatch(/>= 3$/);
     });
   });
 

@@ -50,9 +50,10 @@ export async function probeUpstream(target: DiscoveryTarget, signal: AbortSignal
 }
 
 /**
- * Checks one server and stores the outcome. A transition to unhealthy (from healthy or unknown) writes
- * `server.unhealthy`, a return from unhealthy to healthy `server.healthy`, each in the transaction of the change;
- * an unchanged status writes nothing, and so does a check over a connection (URL, transport, headers) the server left while it ran.
+ * Checks one server and stores the outcome. An unhealthy outcome writes `server.unhealthy` unless that is what the
+ * last event said, a healthy one `server.healthy` when the last event was `server.unhealthy` (even if a change of
+ * connection reset the status to unknown meanwhile), each in the transaction of the change. A check over a
+ * connection (URL, transport, headers) the server left while it ran writes nothing.
  */
 export async function checkServerHealth(deps: HealthDeps, server: McpServerRow, signal: AbortSignal): Promise<void> {
   const outcome = await probeUpstream(
@@ -69,9 +70,11 @@ export async function checkServerHealth(deps: HealthDeps, server: McpServerRow, 
   await deps.db.transaction(async (tx) => {
     // Stored only while the server still connects as probed (a change of URL, transport or headers meanwhile wins).
     const health = await recordHealth(tx, server.id, server, outcome);
-    if (!health || health.previousStatus === health.status) return;
-    if (health.status === 'unhealthy') await writeHealthEvent(tx, 'server.unhealthy', server.id, health, outcome.errorClass);
-    else if (health.previousStatus === 'unhealthy') await writeHealthEvent(tx, 'server.healthy', server.id, health, null);
+    if (!health) return;
+    // Events follow what was announced, not the stored status: a change of connection resets that to unknown
+    // without an event, and a server announced down must still be announced back up.
+    if (health.status === 'unhealthy' && !health.downAnnounced) await writeHealthEvent(tx, 'server.unhealthy', server.id, health, outcome.errorClass);
+    else if (health.status === 'healthy' && health.downAnnounced) await writeHealthEvent(tx, 'server.healthy', server.id, health, null);
   });
   if (outcome.status === 'unhealthy') deps.logger.debug({ serverId: server.id, errorClass: outcome.errorClass }, 'MCP server health check failed');
 }

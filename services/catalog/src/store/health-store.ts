@@ -17,8 +17,9 @@ export interface HealthOutcome {
 
 /** The stored health after a check, with the status it had before (to tell a transition). */
 export interface RecordedHealth {
-  previousStatus: HealthStatus;
   status: HealthStatus;
+  /** Whether, before this check, the last health event written for the server was server.unhealthy. */
+  downAnnounced: boolean;
   statusSince: Date;
   teamId: string;
   slug: string;
@@ -35,15 +36,17 @@ export async function claimDueHealthChecks(db: Queryable, limit: number, interva
 }
 
 /**
- * Stores a check's outcome on the server; `health_status_since` moves only when the status changes. Null, storing
+ * Stores a check's outcome on the server; `health_status_since` moves only when the status changes, and what it says
+ * is now announced (`health_down_announced`: true after an unhealthy check, false after a healthy one, for the
+ * caller to write the event that makes it so). Null, storing
  * nothing, when the server is gone or no longer connects as probed (its URL, transport or headers changed while the
  * check ran: that change already forgot the health, and what the old connection met says nothing about the new one).
  * Run it in the transaction that writes the transition's event.
  */
 export async function recordHealth(db: Queryable, serverId: string, probed: UpstreamConnection, outcome: HealthOutcome): Promise<RecordedHealth | null> {
   const unchanged = stillConnectsAs(probed, 7);
-  const { rows } = await db.query<{ previous_status: HealthStatus; health_status: HealthStatus; health_status_since: Date; team_id: string; slug: string; name: string }>(
-    `WITH old AS (SELECT id, health_status FROM catalog.mcp_servers WHERE id = $1 AND ${unchanged.condition} FOR UPDATE)
+  const { rows } = await db.query<{ down_announced: boolean; health_status: HealthStatus; health_status_since: Date; team_id: string; slug: string; name: string }>(
+    `WITH old AS (SELECT id, health_status, health_down_announced FROM catalog.mcp_servers WHERE id = $1 AND ${unchanged.condition} FOR UPDATE)
      UPDATE catalog.mcp_servers s
         SET health_status = $2,
             health_status_since = CASE WHEN old.health_status = $2 AND s.health_status_since IS NOT NULL THEN s.health_status_since ELSE now() END,
@@ -51,17 +54,18 @@ export async function recordHealth(db: Queryable, serverId: string, probed: Upst
             health_latency_ms = $3,
             health_error_class = $4,
             health_sign_in_required = $5,
-            health_message = $6
+            health_message = $6,
+            health_down_announced = ($2 = 'unhealthy')
        FROM old
       WHERE s.id = old.id
-      RETURNING old.health_status AS previous_status, s.health_status, s.health_status_since, s.team_id, s.slug, s.name`,
+      RETURNING old.health_down_announced AS down_announced, s.health_status, s.health_status_since, s.team_id, s.slug, s.name`,
     [serverId, outcome.status, outcome.latencyMs, outcome.errorClass, outcome.signInRequired, outcome.message, ...unchanged.values],
   );
   const row = rows[0];
   if (!row) return null;
   return {
-    previousStatus: row.previous_status,
     status: row.health_status,
+    downAnnounced: row.down_announced,
     statusSince: row.health_status_since,
     teamId: row.team_id,
     slug: row.slug,

@@ -142,19 +142,33 @@ describe('MCP server health checks and scheduled discovery', () => {
     expect(renamed.body.data.health).toMatchObject({ status: 'healthy', statusSince: again.health.statusSince });
   });
 
-  it('forgets the health measured with the old credential when the credential changes, then checks with the new one', async () => {
+  it('forgets the health measured with the old credential when the credential changes, and still announces the recovery', async () => {
     const refusing = await upstream();
     refusing.mode = 'unauthorized';
     const server = await register(refusing.url, { authValue: 'rejected-credential' });
+    const path = `/v1/teams/${team}/mcp-servers/${server.id}`;
     await healthWhen(server.id, (health) => health.status === 'unhealthy' && health.signInRequired === true);
+    const rekey = async (authValue: string) => {
+      const current = (await owner.client.get(path)).body.data;
+      const rekeyed = await owner.client.patch(path, { authValue }, { 'if-match': `"${current.revision}"` });
+      expect(rekeyed.status).toBe(200);
+      return rekeyed.body.data.health as HealthJson;
+    };
 
-    const current = (await owner.client.get(`/v1/teams/${team}/mcp-servers/${server.id}`)).body.data;
+    // Another credential the upstream also refuses: the health is forgotten, then found down again.
+    expect(await rekey('also-rejected-credential')).toMatchObject({ status: 'unknown', checkedAt: null });
+    await healthWhen(server.id, (health) => health.status === 'unhealthy');
+    expect(refusing.pingCredentials.at(-1) ?? '').not.toBe('accepted-credential');
+
     refusing.mode = 'serve';
-    const rekeyed = await owner.client.patch(`/v1/teams/${team}/mcp-servers/${server.id}`, { authValue: 'accepted-credential' }, { 'if-match': `"${current.revision}"` });
-    expect(rekeyed.status).toBe(200);
-    expect(rekeyed.body.data.health).toMatchObject({ status: 'unknown', checkedAt: null, errorClass: null, signInRequired: false, message: null });
+    expect(await rekey('accepted-credential')).toMatchObject({ status: 'unknown', checkedAt: null, errorClass: null, signInRequired: false, message: null });
     await healthWhen(server.id, (health) => health.status === 'healthy');
     expect(refusing.pingCredentials.at(-1)).toBe('accepted-credential');
+
+    // The events follow what was announced: down once (not again after the first reset), then back up, although
+    // each reset put the stored status to unknown in between.
+    await eventually(() => events.of(server.id).map((event) => event.type), (types) => types.includes('server.healthy'));
+    expect(events.of(server.id).map((event) => event.type)).toEqual(['server.unhealthy', 'server.healthy']);
   });
 
   it('classes an upstream that never answers as a timeout', async () => {

@@ -72,6 +72,13 @@ function optionalIfMatch(req: Request): number | undefined {
   }
 }
 
+/** The JSON body of a result with data: `data`, and `nextCursor` beside it for a list. */
+function bodyOf(result: Extract<HandlerResult, { data: unknown }>): Record<string, unknown> {
+  const body: Record<string, unknown> = { data: result.data };
+  if (result.nextCursor !== undefined) body.nextCursor = result.nextCursor;
+  return body;
+}
+
 function send(res: Response, result: HandlerResult): void {
   for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, value);
   if (!('data' in result)) {
@@ -79,25 +86,31 @@ function send(res: Response, result: HandlerResult): void {
     return;
   }
   if (result.revision !== undefined) res.setHeader('ETag', etagFor(result.revision));
-  const body: Record<string, unknown> = { data: result.data };
-  if (result.nextCursor !== undefined) body.nextCursor = result.nextCursor;
-  res.status(result.status ?? 200).json(body);
+  res.status(result.status ?? 200).json(bodyOf(result));
 }
 
 /**
- * Holds an answer to what its route documents (CHECK_RESPONSES, on in tests): its status is declared and its body,
- * as sent, has the declared schema's shape with no undeclared field. A deviation is the edge's own bug, so it fails
- * the request (500) loudly rather than send an undocumented answer (which could carry a field never meant to leave).
+ * Holds an answer to what its route documents (CHECK_RESPONSES, on in tests): its status is declared, it has a body
+ * exactly when the status declares one, and that body, as sent, has the declared schema's shape with no undeclared
+ * field. A deviation is the edge's own bug, so it fails the request (500) loudly rather than send an undocumented
+ * answer (which could carry a field never meant to leave).
  */
 function checkResponse(route: AnyRouteDefinition, result: HandlerResult): void {
   const status = result.status ?? 200;
   const declared = route.responses[status];
   if (!declared) throw new Error(`${route.operationId} answered ${status}, a status it does not declare`);
-  if (!('data' in result) || !declared.schema) return;
+  const hasBody = 'data' in result;
+  if (hasBody !== (declared.schema !== undefined)) {
+    throw new Error(`${route.operationId} answered ${status} ${hasBody ? 'with a body it does not declare' : 'without the body it declares'}`);
+  }
+  if (!hasBody || !declared.schema) return;
+  const sent = JSON.parse(JSON.stringify(bodyOf(result))) as Record<string, unknown>;
+  // A list's schema is the whole page; anything else's is the schema of `data`, and nothing may go beside it.
   const page = isPageResponseSchema(declared.schema);
-  const body = JSON.parse(JSON.stringify(page ? { data: result.data, nextCursor: result.nextCursor ?? null } : (result.data ?? null))) as unknown;
+  const body = page ? sent : sent.data;
+  const problems = !page && 'nextCursor' in sent ? ['nextCursor: not declared (not a list)'] : [];
   const parsed = declared.schema.safeParse(body);
-  const problems = parsed.success ? [] : parsed.error.issues.slice(0, 5).map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`);
+  if (!parsed.success) problems.push(...parsed.error.issues.slice(0, 5).map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`));
   problems.push(...undeclaredFields(declared.schema, body).slice(0, 5).map((field) => `${field}: not declared`));
   if (problems.length > 0) throw new Error(`${route.operationId} answered ${status} off its schema: ${problems.join('; ')}`);
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineRoute, pageQuery, pageResponse, type AnyRouteDefinition } from '../src';
+import type { HandlerResult } from '../src/route';
 import { undeclaredFields } from '../src/validation/zod-introspection';
 import { readJson, startEdge, type RunningEdge } from './support';
 
@@ -8,7 +9,7 @@ const member = z.object({ id: z.string(), role: z.enum(['owner', 'member']), sin
 const team = z.object({ slug: z.string(), members: z.array(member), labels: z.record(z.string(), z.object({ text: z.string() })) });
 
 /** What each route answers is set by the test, so one route can answer on or off its schema. */
-let answer: { status?: number; data: unknown; nextCursor?: string | null } = { data: {} };
+let answer: { status?: number; data?: unknown; nextCursor?: string | null } = { data: {} };
 
 const routes: AnyRouteDefinition[] = [
   defineRoute({
@@ -18,8 +19,8 @@ const routes: AnyRouteDefinition[] = [
     summary: 'A team-shaped answer',
     tags: ['checked'],
     auth: { callers: 'anyone' },
-    responses: { 200: { description: 'The team', schema: team } },
-    handler: async () => answer,
+    responses: { 200: { description: 'The team', schema: team }, 202: { description: 'Accepted, nothing to show' } },
+    handler: async () => answer as HandlerResult,
   }),
   defineRoute({
     method: 'get',
@@ -30,7 +31,7 @@ const routes: AnyRouteDefinition[] = [
     auth: { callers: 'anyone' },
     request: { query: pageQuery },
     responses: { 200: { description: 'Members', schema: pageResponse(member) } },
-    handler: async () => answer,
+    handler: async () => answer as HandlerResult,
   }),
 ];
 
@@ -85,10 +86,21 @@ describe('response check (CHECK_RESPONSES)', () => {
     expect([plain.status, (await readJson(plain)).data]).toEqual([200, data]);
   });
 
+  it.each([
+    ['a page without its nextCursor', '/v1/checked-list', { data: [] }, 'nextCursor: Invalid input'],
+    ['a nextCursor beside an answer that is not a list', '/v1/checked', { data: goodTeam, nextCursor: 'abc' }, 'nextCursor: not declared (not a list)'],
+    ['a body on a status declared without one', '/v1/checked', { status: 202, data: goodTeam }, 'answered 202 with a body it does not declare'],
+    ['no body on a status that declares one', '/v1/checked', { status: 200 }, 'answered 200 without the body it declares'],
+  ])('checks the body as it is sent: fails %s', async (_case, path, result, problem) => {
+    answer = result as typeof answer;
+    expect((await fetch(checked.url(path))).status).toBe(500);
+    expect(checked.lines.some((line) => JSON.stringify(line).includes(problem))).toBe(true);
+  });
+
   it('fails a status the route does not declare, and a page with an undeclared field in an item', async () => {
-    answer = { status: 202, data: goodTeam };
+    answer = { status: 203, data: goodTeam };
     expect((await fetch(checked.url('/v1/checked'))).status).toBe(500);
-    expect(checked.lines.some((line) => JSON.stringify(line).includes('getChecked answered 202, a status it does not declare'))).toBe(true);
+    expect(checked.lines.some((line) => JSON.stringify(line).includes('getChecked answered 203, a status it does not declare'))).toBe(true);
 
     answer = { data: [{ ...goodTeam.members[0], email: 'a@example.test' }], nextCursor: null };
     expect((await fetch(checked.url('/v1/checked-list'))).status).toBe(500);
@@ -104,5 +116,23 @@ describe('undeclaredFields', () => {
     expect(undeclaredFields(z.looseObject({ a: z.string() }), { a: 'x', extra: 1 })).toEqual([]);
     expect(undeclaredFields(z.object({ a: z.string() }).nullable(), null)).toEqual([]);
     expect(undeclaredFields(z.object({ list: z.array(z.object({ a: z.string() })).optional() }), { list: [{ a: 'x' }, { a: 'y', b: 2 }] })).toEqual(['list.1.b']);
+  });
+
+  it('finds a field no option of the value declares, beside non-object options, in discriminated unions, lazy, intersections and tuples', () => {
+    const item = z.object({ id: z.string() });
+    expect(undeclaredFields(z.union([item, z.null()]), { id: 'x', secret: 's' })).toEqual(['secret']);
+    expect(undeclaredFields(z.array(z.union([z.string(), item])), ['a', { id: 'x', secret: 's' }])).toEqual(['1.secret']);
+    // A field only another option declares: the value parses as option a, which does not name token.
+    const tagged = z.discriminatedUnion('kind', [z.object({ kind: z.literal('a') }), z.object({ kind: z.literal('b'), token: z.string() })]);
+    expect(undeclaredFields(tagged, { kind: 'a', token: 't' })).toEqual(['token']);
+    expect(undeclaredFields(tagged, { kind: 'b', token: 't' })).toEqual([]);
+    // An option that takes anything declares anything.
+    expect(undeclaredFields(z.union([item, z.unknown()]), { id: 'x', more: 1 })).toEqual([]);
+    type Node = { name: string; children: Node[] };
+    const node: z.ZodType<Node> = z.lazy(() => z.object({ name: z.string(), children: z.array(node) }));
+    expect(undeclaredFields(node, { name: 'a', children: [{ name: 'b', children: [], extra: 1 }] })).toEqual(['children.0.extra']);
+    const both = z.intersection(z.object({ a: z.string() }), z.object({ b: z.string() }));
+    expect(undeclaredFields(both, { a: 'x', b: 'y', c: 'z' })).toEqual(['c']);
+    expect(undeclaredFields(z.tuple([item], z.object({ n: z.number() })), [{ id: 'x', q: 1 }, { n: 1, r: 2 }])).toEqual(['0.q', '1.r']);
   });
 });

@@ -10,6 +10,11 @@ interface ZodDefinition {
   shape?: Record<string, z.ZodType>;
   catchall?: z.ZodType;
   valueType?: z.ZodType;
+  getter?: () => z.ZodType;
+  left?: z.ZodType;
+  right?: z.ZodType;
+  items?: readonly z.ZodType[];
+  rest?: z.ZodType | null;
 }
 
 export function definitionOf(schema: z.ZodType): ZodDefinition {
@@ -63,7 +68,9 @@ export function nonStrictNestedObjects(schema: z.ZodType, path = ''): string[] {
 
 /**
  * Dotted paths of fields in `value` (JSON as sent) that `schema` does not declare. Objects with a catchall take any
- * field; a union is judged by its best-fitting option. Used to hold answers to their documented shape.
+ * field; a union is judged by the best fitting of the options the value parses with (all of them when it parses with
+ * none), so a field only another option declares still counts; an intersection declares what either side does.
+ * Used to hold answers to their documented shape.
  */
 export function undeclaredFields(schema: z.ZodType, value: unknown, path = ''): string[] {
   const def = definitionOf(unwrap(schema));
@@ -83,7 +90,21 @@ export function undeclaredFields(schema: z.ZodType, value: unknown, path = ''): 
     return Object.entries(value as Record<string, unknown>).flatMap(([key, child]) => undeclaredFields(def.valueType!, child, at(key)));
   }
   if ((def.type === 'union' || def.type === 'discriminated_union') && def.options?.length) {
-    return def.options.map((option) => undeclaredFields(option, value, path)).reduce((best, next) => (next.length < best.length ? next : best));
+    const parsing = def.options.filter((option) => option.safeParse(value).success);
+    return (parsing.length > 0 ? parsing : def.options)
+      .map((option) => undeclaredFields(option, value, path))
+      .reduce((best, next) => (next.length < best.length ? next : best));
+  }
+  if (def.type === 'lazy' && def.getter) return undeclaredFields(def.getter(), value, path);
+  if (def.type === 'intersection' && def.left && def.right) {
+    const right = new Set(undeclaredFields(def.right, value, path));
+    return undeclaredFields(def.left, value, path).filter((field) => right.has(field));
+  }
+  if (def.type === 'tuple' && def.items && Array.isArray(value)) {
+    return value.flatMap((item, index) => {
+      const element = def.items![index] ?? def.rest ?? undefined;
+      return element ? undeclaredFields(element, item, at(String(index))) : [];
+    });
   }
   return [];
 }

@@ -17,6 +17,8 @@ interface Member {
   closed: boolean;
   inFlight: Promise<unknown> | null;
   logger: Logger;
+  /** The group's and topics' logical names (without the bus's prefix), for metrics labelled as the Kafka bus labels them. */
+  names: { group: string; topics: ReadonlyMap<string, string> };
 }
 
 /** A publish waiting for a group to have handled a topic up to and including `offset`. */
@@ -202,14 +204,15 @@ export class MemoryBroker {
       const member = members[group.nextMember++ % members.length]!;
       const messages = log.entries.slice(position - log.base, position - log.base + member.maxBatch);
       const outcome = await deliver(member, messages);
+      const labels = { group: member.names.group, topic: member.names.topics.get(topic) ?? topic, partition: '0' };
       if (outcome === 'handled') {
         this.advance(group, topic, position + messages.length);
-        if (failures > 0) eventHandlerConsecutiveFailures.set({ group: group.id, topic, partition: '0' }, 0);
+        if (failures > 0) eventHandlerConsecutiveFailures.set(labels, 0);
         failures = 0;
       } else if (outcome === 'failed') {
         rejectWaiters(group, topic, 'its handler failed; the group will retry it');
         failures += 1;
-        eventHandlerConsecutiveFailures.set({ group: group.id, topic, partition: '0' }, failures);
+        eventHandlerConsecutiveFailures.set(labels, failures);
         await sleep(backoffMs(failures, retry.initialMs, retry.maxMs));
       }
     }

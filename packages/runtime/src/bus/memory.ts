@@ -48,6 +48,7 @@ export function createMemoryBus(options: MemoryBusOptions): EventBus {
           closed: false,
           inFlight: null,
           logger: options.logger,
+          names: { group: subscription.groupId, topics: byFullName },
         },
         subscription.fromBeginning ?? true,
         retry,

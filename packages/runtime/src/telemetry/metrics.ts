@@ -94,8 +94,9 @@ export interface OutboxBacklog {
   oldestAgeSeconds: number;
 }
 
-const outboxBacklogReaders = new Map<string, () => Promise<OutboxBacklog>>();
-let backlogRead: { at: number; result: Promise<Map<string, OutboxBacklog | null>> } | undefined;
+/** Per schema, the running relays' readers (two relays of one schema may run in one process: tests, say); any one reads. */
+const outboxBacklogReaders = new Map<string, Set<() => Promise<OutboxBacklog>>>();
+let backlogRead: { at: number; settled: boolean; result: Promise<Map<string, OutboxBacklog | null>> } | undefined;
 
 /** A scrape must answer: a read the database does not answer within 2 s (as readiness checks) gives no series. */
 function withinScrape<T>(read: Promise<T>): Promise<T> {
@@ -104,18 +105,27 @@ function withinScrape<T>(read: Promise<T>): Promise<T> {
   return Promise.race([read, timeout]).finally(() => clearTimeout(timer));
 }
 
-/** One read of every registered outbox per scrape (within a second), shared by the two gauges below. */
+/**
+ * One read of every registered outbox per scrape, shared by the two gauges below: reused within a second, and while
+ * it is still running (a scrape that gave up on a slow database does not start more queries behind it).
+ */
 function readOutboxBacklogs(): Promise<Map<string, OutboxBacklog | null>> {
-  if (backlogRead && Date.now() - backlogRead.at < 1_000) return backlogRead.result;
-  const entries = [...outboxBacklogReaders].map(async ([schema, read]) => [schema, await withinScrape(read()).catch(() => null)] as const);
-  backlogRead = { at: Date.now(), result: Promise.all(entries).then((read) => new Map(read)) };
-  return backlogRead.result;
+  if (backlogRead && (!backlogRead.settled || Date.now() - backlogRead.at < 1_000)) return backlogRead.result;
+  const entries = [...outboxBacklogReaders].map(async ([schema, readers]) => {
+    const [read] = readers;
+    return [schema, read ? await read().catch(() => null) : null] as const;
+  });
+  const current = { at: Date.now(), settled: false, result: Promise.all(entries).then((read) => new Map(read)) };
+  void current.result.finally(() => (current.settled = true));
+  backlogRead = current;
+  return current.result;
 }
 
 /** Sets `gauge` per schema from the backlogs; a schema whose read failed (database down) has no series this scrape. */
 async function collectBacklog(gauge: Gauge<'schema'>, value: (backlog: OutboxBacklog) => number): Promise<void> {
   gauge.reset();
-  for (const [schema, backlog] of await readOutboxBacklogs()) if (backlog) gauge.set({ schema }, value(backlog));
+  const backlogs = await withinScrape(readOutboxBacklogs()).catch(() => new Map<string, OutboxBacklog | null>());
+  for (const [schema, backlog] of backlogs) if (backlog) gauge.set({ schema }, value(backlog));
 }
 
 /**
@@ -123,11 +133,13 @@ async function collectBacklog(gauge: Gauge<'schema'>, value: (backlog: OutboxBac
  * replica reads the same table, so across replicas take the max. Returns the unregistration.
  */
 export function registerOutboxBacklog(schema: string, read: () => Promise<OutboxBacklog>): () => void {
-  outboxBacklogReaders.set(schema, read);
+  let readers = outboxBacklogReaders.get(schema);
+  if (!readers) outboxBacklogReaders.set(schema, (readers = new Set()));
+  readers.add(read);
   backlogRead = undefined;
   return () => {
-    if (outboxBacklogReaders.get(schema) !== read) return;
-    outboxBacklogReaders.delete(schema);
+    if (!readers.delete(read)) return;
+    if (readers.size === 0) outboxBacklogReaders.delete(schema);
     backlogRead = undefined;
   };
 }

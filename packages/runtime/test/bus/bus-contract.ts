@@ -119,7 +119,7 @@ export function busContract(openBus: () => Promise<EventBus>): void {
     const attempts: string[] = [];
     let failuresLeft = 2;
     const failuresInARow = async () =>
-      (await eventHandlerConsecutiveFailures.get()).values.find((v) => String(v.labels.group).endsWith('flaky') && String(v.labels.topic).endsWith('delta.v1'))?.value;
+      (await eventHandlerConsecutiveFailures.get()).values.find((v) => v.labels.group === 'flaky' && v.labels.topic === 'delta.v1')?.value;
     let failuresSeen: number | undefined;
     await subscribe('flaky', ['delta.v1'], async (m) => {
       attempts.push(m.value);

@@ -367,7 +367,8 @@ export interface DeleteMcpServerResponse {
 
 /**
  * A tool, resource, resource template or prompt discovered on an MCP server. The fingerprint is the SHA-256 of the
- * canonical definition; changed = an approved fingerprint exists and differs from the current one.
+ * canonical definition; approved = the approved fingerprint is the current one; changed = an unapproved change exists
+ * (the capability is present and its current fingerprint is not the approved one: new, or redefined since approval).
  */
 export interface Capability {
   id: string;

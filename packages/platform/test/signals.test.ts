@@ -22,8 +22,16 @@ describe('the platform executable', () => {
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
 
     const opsPortOf = () => {
-      const line = output.split('\n').find((text) => text.includes('"ready to serve"'));
-      return line ? (JSON.parse(line) as { opsPort?: number }).opsPort : undefined;
+      // Whole lines only (stdout and stderr arrive in chunks, mixed), and only the stdout line that parses.
+      for (const line of output.slice(0, output.lastIndexOf('\n')).split('\n')) {
+        if (!line.includes('"ready to serve"')) continue;
+        try {
+          return (JSON.parse(line) as { opsPort?: number }).opsPort;
+        } catch {
+          // not the log line itself
+        }
+      }
+      return undefined;
     };
     const deadline = Date.now() + 60_000;
     let ready = false;

@@ -244,8 +244,12 @@ export async function listCallRecords(db: Queryable, filter: CallFilter): Promis
   if (filter.until) add('c.occurred_at', '<=', filter.until);
   if (filter.beforeId) add('c.id', '<', filter.beforeId);
   params.push(filter.limit);
+  // The page is chosen first and the exists flags computed for its rows only: in the same SELECT the planner hashed
+  // every gateway and server id of the catalog for each page.
   const { rows } = await db.query<CallRecordRow>(
-    `SELECT ${COLUMNS} FROM catalog.call_records c WHERE ${where.join(' AND ')} ORDER BY c.id DESC LIMIT $${params.length}`,
+    `SELECT ${COLUMNS}
+       FROM (SELECT * FROM catalog.call_records c WHERE ${where.join(' AND ')} ORDER BY c.id DESC LIMIT $${params.length}) c
+      ORDER BY c.id DESC`,
     params,
   );
   return rows;

@@ -39,3 +39,16 @@ export function storableText(value: string, max = Number.POSITIVE_INFINITY): str
   const withoutNul = value.includes('\u0000') ? value.replaceAll('\u0000', '') : value;
   return sliceCodePoints(wellFormed(withoutNul), max);
 }
+
+/**
+ * A JSON value (as `JSON.parse` gives it) with every string in it, object keys included, made storable
+ * (`storableText`): what `jsonb` and `text` columns can hold of a document that came from outside.
+ */
+export function storableJson(value: unknown): unknown {
+  if (typeof value === 'string') return storableText(value);
+  if (Array.isArray(value)) return value.map(storableJson);
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([key, item]) => [storableText(key), storableJson(item)]));
+  }
+  return value;
+}

@@ -1,4 +1,4 @@
-import { sliceCodePoints, storableText, wellFormed } from '../../src/text';
+import { sliceCodePoints, storableJson, storableText, wellFormed } from '../../src/text';
 
 const GRINNING = '\u{1F600}'; // one character, two UTF-16 units (a surrogate pair)
 
@@ -29,5 +29,12 @@ describe('storable text', () => {
     expect(storableText(`\u0000\u0000ab${GRINNING}c`, 3)).toBe(`ab${GRINNING}`);
     const text = `${'x'.repeat(499)}${GRINNING}`;
     expect(storableText(text, 500)).toBe(text);
+  });
+
+  it('makes every string of a JSON document storable, keys included, and keeps the rest', () => {
+    const document = { 'na\u0000me': 'a\u0000b', list: ['\uD800', 1, true, null, { deep: `x\u0000${GRINNING}` }], n: 2.5 };
+    expect(storableJson(document)).toEqual({ name: 'ab', list: ['\uFFFD', 1, true, null, { deep: `x${GRINNING}` }], n: 2.5 });
+    expect(storableJson('plain')).toBe('plain');
+    expect(storableJson(7)).toBe(7);
   });
 });

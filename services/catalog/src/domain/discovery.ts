@@ -3,7 +3,7 @@ import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { AddressNotAllowedError, createGuardedDispatcher, type ParsedCidr } from '@platform/runtime';
+import { AddressNotAllowedError, createGuardedDispatcher, storableJson, type ParsedCidr } from '@platform/runtime';
 import { fetch as undiciFetch, type RequestInit as UndiciRequestInit } from 'undici';
 import { fingerprintOf } from './fingerprint';
 
@@ -39,7 +39,10 @@ function text(value: unknown): string {
  * The stored form of an item of a `.../list` answer. Tools and prompts are known by name; resources by URI and
  * templates by URI template, because their names need not be unique while those are.
  */
-export function toDiscovered(kind: CapabilityKind, item: Record<string, unknown>): DiscoveredCapability {
+export function toDiscovered(kind: CapabilityKind, listed: Record<string, unknown>): DiscoveredCapability {
+  // Stored as the database can hold it (no NUL, no lone surrogate), and fingerprinted as stored, so a refresh of the
+  // same upstream finds the same fingerprint; one odd character must not make the server undiscoverable.
+  const item = storableJson(listed) as Record<string, unknown>;
   const definition: Record<string, unknown> = {};
   for (const field of DEFINITION_FIELDS[kind]) if (item[field] !== undefined) definition[field] = item[field];
   const key = kind === 'resource' ? item.uri : kind === 'resource_template' ? item.uriTemplate : item.name;

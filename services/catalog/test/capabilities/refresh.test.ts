@@ -119,6 +119,32 @@ describe('MCP server capability discovery', () => {
     for (const [key, item] of again) expect([item.id, item.fingerprint]).toEqual([first.get(key)!.id, first.get(key)!.fingerprint]);
   });
 
+  it('stores capabilities whose text PostgreSQL cannot hold as it is (NUL, a lone surrogate), made storable', async () => {
+    const odd = await startUpstream('X-Upstream-Key');
+    try {
+      odd.state.tools = [
+        { name: 'nul', description: 'before\u0000after' },
+        { name: 'lone', description: 'half \ud800 pair' },
+      ];
+      // A team of its own: the other tests read this team's latest refresh entries.
+      const oddTeam = await newTeam(admin, owner);
+      const created = await owner.client.post(`/v1/teams/${oddTeam}/mcp-servers`, { name: 'Odd', slug: unique('odd'), url: odd.url, timeoutSeconds: 5 });
+      expect(created.status).toBe(201);
+      const path = `/v1/teams/${oddTeam}/mcp-servers/${created.body.data.id}`;
+      const refreshed = await owner.client.post(`${path}/refresh`);
+      expect(refreshed.status).toBe(200);
+      const tools = byKey(refreshed.body.data);
+      expect(tools.get('tool:nul')).toMatchObject({ description: 'beforeafter', definition: expect.objectContaining({ description: 'beforeafter' }) });
+      expect(tools.get('tool:lone')).toMatchObject({ description: 'half \ufffd pair', definition: expect.objectContaining({ description: 'half \ufffd pair' }) });
+      // The fingerprint is of the stored definition: the same upstream refreshed again changes nothing.
+      const again = byKey((await owner.client.post(`${path}/refresh`)).body.data);
+      expect(again.get('tool:nul')!.fingerprint).toBe(tools.get('tool:nul')!.fingerprint);
+      expect(again.get('tool:lone')!.fingerprint).toBe(tools.get('tool:lone')!.fingerprint);
+    } finally {
+      await odd.close();
+    }
+  });
+
   it('changes the fingerprint of a tool whose description changed, and only that one', async () => {
     const before = byKey((await list()).body.data);
     upstream.state.tools = [

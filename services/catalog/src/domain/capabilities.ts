@@ -7,7 +7,7 @@ import {
   markCapabilitiesGone,
   recordRefreshOutcome,
   toCapability,
-  upsertCapability,
+  upsertCapabilities,
   type CapabilityRow,
 } from '../store/capabilities-store';
 import type { McpServerRow } from '../store/mcp-servers-mappers';
@@ -181,7 +181,7 @@ async function discoverAndStore(
     const before = await listServerCapabilities(tx, server.id, true);
     const present = new Set(found.map((item) => `${item.kind}\u0000${item.name}`));
     const goneIds = before.filter((row) => row.gone_at === null && !present.has(`${row.kind}\u0000${row.name}`)).map((row) => row.id);
-    for (const item of found) await upsertCapability(tx, server.id, item);
+    await upsertCapabilities(tx, server.id, found);
     await markCapabilitiesGone(tx, goneIds);
     await recordRefreshOutcome(tx, server.id, null);
     const counts = refreshCounts(found, before, goneIds);

@@ -79,19 +79,37 @@ export async function approvePresentCapabilities(db: Queryable, serverId: string
   return rowCount;
 }
 
+/** Capabilities stored per statement: one round trip for a typical server, bounded parameters for a huge one. */
+const CAPABILITIES_PER_STATEMENT = 500;
+
 /**
- * New capabilities are inserted unapproved; seen ones get their current definition, fingerprint and last_seen_at
- * (the approved fingerprint stays, so a changed definition shows as `changed`), and re-appearing ones lose gone_at.
+ * Stores what a discovery found, a statement per up to 500 capabilities (not one per capability: the refresh holds the
+ * server's row lock meanwhile). New capabilities are inserted unapproved; seen ones get their current definition,
+ * fingerprint and last_seen_at (the approved fingerprint stays, so a changed definition shows as `changed`), and
+ * re-appearing ones lose gone_at. `found` names each kind and name once (discovery dedupes): one statement may not
+ * update a row twice.
  */
-export async function upsertCapability(db: Queryable, serverId: string, found: DiscoveredCapability): Promise<void> {
-  await db.query(
-    `INSERT INTO catalog.capabilities (id, server_id, kind, name, title, description, definition, fingerprint)
-     VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8)
-     ON CONFLICT (server_id, kind, name) DO UPDATE
-       SET title = EXCLUDED.title, description = EXCLUDED.description, definition = EXCLUDED.definition,
-           fingerprint = EXCLUDED.fingerprint, last_seen_at = now(), gone_at = NULL`,
-    [randomUUID(), serverId, found.kind, found.name, found.title, found.description, JSON.stringify(found.definition), found.fingerprint],
-  );
+export async function upsertCapabilities(db: Queryable, serverId: string, found: readonly DiscoveredCapability[]): Promise<void> {
+  for (let start = 0; start < found.length; start += CAPABILITIES_PER_STATEMENT) {
+    const rows = found.slice(start, start + CAPABILITIES_PER_STATEMENT).map((item) => ({
+      id: randomUUID(),
+      kind: item.kind,
+      name: item.name,
+      title: item.title,
+      description: item.description,
+      definition: item.definition,
+      fingerprint: item.fingerprint,
+    }));
+    await db.query(
+      `INSERT INTO catalog.capabilities (id, server_id, kind, name, title, description, definition, fingerprint)
+       SELECT r.id, $1, r.kind, r.name, r.title, r.description, r.definition, r.fingerprint
+         FROM jsonb_to_recordset($2::jsonb) AS r(id uuid, kind text, name text, title text, description text, definition jsonb, fingerprint text)
+       ON CONFLICT (server_id, kind, name) DO UPDATE
+         SET title = EXCLUDED.title, description = EXCLUDED.description, definition = EXCLUDED.definition,
+             fingerprint = EXCLUDED.fingerprint, last_seen_at = now(), gone_at = NULL`,
+      [serverId, JSON.stringify(rows)],
+    );
+  }
 }
 
 /** Marks the server's present capabilities with the given ids as gone. */

@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { JsonRpcMessage } from './jsonrpc';
+import { onStopped, type ExchangeStop } from './stop-switch';
 
 export const STREAM_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive' };
 
@@ -58,6 +59,27 @@ export class ClientReply {
     if (this.finished) return;
     this.startStream();
     this.res.write(this.event(text));
+  }
+
+  /**
+   * Resolves once the client has taken what was written (its socket drained), has gone, or `stop` fires; undefined
+   * when nothing is waiting to be taken. A relay waits on it before it pulls the next upstream message, so a client
+   * that reads slowly slows its upstream down (the upstream's stream is paused, then TCP holds it back) instead of
+   * the edge buffering what it cannot deliver.
+   */
+  drained(stop: ExchangeStop): Promise<void> | undefined {
+    if (this.finished || !this.res.writableNeedDrain) return undefined;
+    return new Promise((resolve) => {
+      const done = () => {
+        this.res.off('drain', done);
+        this.res.off('close', done);
+        stopListening();
+        resolve();
+      };
+      this.res.on('drain', done);
+      this.res.on('close', done);
+      const stopListening = onStopped(stop, done);
+    });
   }
 
   /** The request's answer: as JSON when nothing was streamed yet, else as the stream's last event. */

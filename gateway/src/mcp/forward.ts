@@ -14,7 +14,7 @@ import {
   type JsonRpcResponse,
 } from './jsonrpc';
 import { relayIdOf } from './relay-ids';
-import { pauseUnlessStopped, StopSwitch } from './stop-switch';
+import { pauseUnlessStopped, StopSwitch, type ExchangeStop } from './stop-switch';
 import { postToUpstream, resumeUpstreamStream, type UpstreamAnswer, type UpstreamEndpoint } from './upstream-client';
 import type { UpstreamStream } from './upstream-items';
 
@@ -129,6 +129,7 @@ export async function forwardRequest(
             idleLimitMs = Math.max(idleLimitMs, AWAITING_CLIENT_MS);
           },
           resume,
+          stop: stopSwitch,
         });
       }
       default:
@@ -162,6 +163,8 @@ interface StreamRelay {
   onQuestionRelayed: () => void;
   /** Picks up the stream after the event with this id (after the upstream's `retry` wait). */
   resume: (lastEventId: string, retryMs: number | undefined) => Promise<UpstreamStream>;
+  /** The exchange's stop: a wait for a slow client ends with it (the idle timeout, a cancel, the client gone). */
+  stop: ExchangeStop;
 }
 
 /**
@@ -186,6 +189,8 @@ async function relayStream(ctx: CallContext, server: RuntimeServer, request: Jso
         if (!relayed) throw malformed(server);
         if (isRequest(relayed)) relay.onQuestionRelayed();
         reply.send(relayed as JsonRpcRequest | JsonRpcNotification);
+        const taken = reply.drained(relay.stop);
+        if (taken) await taken;
       }
     } catch (error) {
       if (stream.lastEventId === undefined || !isBrokenConnection(error)) throw error;

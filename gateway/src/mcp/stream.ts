@@ -138,7 +138,12 @@ async function pumpUpstream(ctx: CallContext, server: RuntimeServer, reply: Clie
     try {
       const endpoint = await endpointFor(ctx, server, stale);
       stale = undefined;
-      const opened = await openUpstreamStream(endpoint, { dispatcher: ctx.plane.dispatcher, signal: closed, timeoutSeconds: server.timeoutSeconds });
+      const opened = await openUpstreamStream(endpoint, {
+        dispatcher: ctx.plane.dispatcher,
+        signal: closed,
+        timeoutSeconds: server.timeoutSeconds,
+        maxMessageBytes: ctx.plane.settings.maxMessageBytes,
+      });
       if (opened.kind === 'no_stream') return;
       if (opened.kind === 'conflict') {
         ctx.plane.deps.logger.warn({ serverId: server.id }, 'an upstream refused a GET stream for the session (409: it already has one); its server-initiated messages do not reach this client stream');
@@ -149,7 +154,7 @@ async function pumpUpstream(ctx: CallContext, server: RuntimeServer, reply: Clie
         if (retry.renewNow()) continue;
       } else {
         retry.opened();
-        await relayItems(ctx, server, reply, opened.items);
+        await relayItems(ctx, server, reply, opened.items, closed);
       }
     } catch (error) {
       if (closed.aborted) return;
@@ -159,11 +164,15 @@ async function pumpUpstream(ctx: CallContext, server: RuntimeServer, reply: Clie
   }
 }
 
-async function relayItems(ctx: CallContext, server: RuntimeServer, reply: ClientReply, items: AsyncIterable<UpstreamStreamItem>): Promise<void> {
+async function relayItems(ctx: CallContext, server: RuntimeServer, reply: ClientReply, items: AsyncIterable<UpstreamStreamItem>, closed: AbortSignal): Promise<void> {
   for await (const item of items) {
     if (!('message' in item)) continue;
     const relayed = toClient(ctx, server, item.message);
-    if (relayed) reply.send(relayed);
+    if (!relayed) continue;
+    reply.send(relayed);
+    // A client that reads slowly holds this upstream's stream back rather than filling the edge's memory.
+    const taken = reply.drained(closed);
+    if (taken) await taken;
   }
 }
 

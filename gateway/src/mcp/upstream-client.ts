@@ -64,11 +64,14 @@ export async function* sseEvents(body: Readable, maxBytes = Infinity, slug = '',
   }
 }
 
-/** The messages of an SSE body as they arrive, with where the stream may be resumed. */
-function sseItems(body: Readable): UpstreamStream {
+/**
+ * The messages of an SSE body as they arrive, with where the stream may be resumed. An event over `maxBytes` ends the
+ * stream as a protocol error (an upstream writing one endless event would otherwise be buffered without bound).
+ */
+function sseItems(body: Readable, maxBytes: number, slug: string): UpstreamStream {
   const stream: { lastEventId?: string; retryMs?: number } & UpstreamStream = {
     async *[Symbol.asyncIterator]() {
-      for await (const event of sseEvents(body, Infinity, '', (milliseconds) => (stream.retryMs = milliseconds))) {
+      for await (const event of sseEvents(body, maxBytes, slug, (milliseconds) => (stream.retryMs = milliseconds))) {
         if (event.id !== undefined) stream.lastEventId = event.id;
         if (isMessageEvent(event)) yield streamItemOf(event.data);
       }
@@ -150,7 +153,7 @@ export async function postToUpstream(endpoint: UpstreamEndpoint, message: JsonRp
  */
 export async function openUpstreamStream(
   endpoint: UpstreamEndpoint,
-  options: { dispatcher: Dispatcher; signal: AbortSignal; timeoutSeconds: number },
+  options: { dispatcher: Dispatcher; signal: AbortSignal; timeoutSeconds: number; maxMessageBytes: number },
 ): Promise<{ kind: 'stream'; items: AsyncIterable<UpstreamStreamItem> } | { kind: 'no_stream' } | { kind: 'session_expired' } | { kind: 'conflict' }> {
   if (endpoint.legacy) return { kind: 'stream', items: endpoint.legacy.unsolicited(options.signal) };
   const { statusCode, headers, body } = await exchange(endpoint, 'GET', 'text/event-stream', undefined, options);
@@ -163,7 +166,7 @@ export async function openUpstreamStream(
     body.resume();
     throw statusCode === 200 ? protocolError(endpoint.serverSlug, 'a GET stream that is not text/event-stream') : httpError(endpoint.serverSlug, statusCode);
   }
-  return { kind: 'stream', items: sseItems(body) };
+  return { kind: 'stream', items: sseItems(body, options.maxMessageBytes, endpoint.serverSlug) };
 }
 
 /**
@@ -173,14 +176,14 @@ export async function openUpstreamStream(
 export async function resumeUpstreamStream(
   endpoint: UpstreamEndpoint,
   lastEventId: string,
-  options: { dispatcher: Dispatcher; signal: AbortSignal; timeoutSeconds: number },
+  options: { dispatcher: Dispatcher; signal: AbortSignal; timeoutSeconds: number; maxMessageBytes: number },
 ): Promise<UpstreamStream> {
   const { statusCode, headers, body } = await exchange(endpoint, 'GET', 'text/event-stream', undefined, options, { 'last-event-id': lastEventId });
   if (statusCode !== 200 || !firstHeader(headers['content-type']).toLowerCase().startsWith('text/event-stream')) {
     body.resume();
     throw statusCode === 200 ? protocolError(endpoint.serverSlug, 'a resumed stream that is not text/event-stream') : httpError(endpoint.serverSlug, statusCode);
   }
-  return sseItems(body);
+  return sseItems(body, options.maxMessageBytes, endpoint.serverSlug);
 }
 
 /** Ends the upstream session (DELETE); failures are ignored: the upstream forgets idle sessions by itself. */

@@ -1,0 +1,163 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { connect, type Socket } from 'node:net';
+import { gatewayFronting, rawMcpSession, startTestPlatform, type FrontedGateway, type TestPlatform } from '@platform/test';
+
+/** Notifications the flooding tool sends before its answer, each carrying this much text. */
+const EVENTS = 4_000;
+const EVENT_TEXT = 'x'.repeat(8 * 1024);
+
+/** A GET stream the upstream answers with one event that never ends: how much of it was taken, and whether it was cut. */
+interface EndlessGet {
+  bytes: number;
+  closed: boolean;
+}
+
+/** Writes `data: xxxx…` without ever ending the line (at most 64 MB), as fast as the reader takes it. */
+async function endlessEvent(res: ServerResponse, gets: EndlessGet[]): Promise<void> {
+  const get: EndlessGet = { bytes: 0, closed: false };
+  gets.push(get);
+  res.on('close', () => (get.closed = true));
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  res.write('event: message\ndata: ');
+  const chunk = 'x'.repeat(64 * 1024);
+  while (!res.destroyed && get.bytes < 64 * 1024 * 1024) {
+    const more = res.write(chunk);
+    get.bytes += chunk.length;
+    if (!more) await new Promise((resolve) => (res.once('drain', resolve), res.once('close', resolve)));
+  }
+}
+
+/**
+ * An MCP upstream (raw HTTP, JSON answers) whose one tool answers with an event stream of EVENTS log notifications,
+ * then its result. It writes as a well-behaved server does, waiting for its socket to drain when a write says so, and
+ * counts the events the gateway has taken: what the gateway does not read stays in the upstream.
+ */
+async function startFloodingUpstream(): Promise<{ url: string; written(): number; endlessGets: EndlessGet[]; close(): Promise<void> }> {
+  let written = 0;
+  const endlessGets: EndlessGet[] = [];
+  const json = (res: ServerResponse, body: unknown, headers: Record<string, string> = {}) => {
+    res.writeHead(200, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
+  };
+  const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    if (req.method === 'GET') return void endlessEvent(res, endlessGets);
+    if (req.method !== 'POST') return void res.writeHead(405).end();
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', async () => {
+      const message = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id?: number; method: string };
+      if (message.method === 'initialize') {
+        return json(res, { jsonrpc: '2.0', id: message.id, result: { protocolVersion: '2025-06-18', capabilities: { tools: {}, logging: {} }, serverInfo: { name: 'flood', version: '1' } } }, { 'mcp-session-id': 'flood-session' });
+      }
+      if (message.id === undefined) return void res.writeHead(202).end();
+      if (message.method === 'tools/list') {
+        return json(res, { jsonrpc: '2.0', id: message.id, result: { tools: [{ name: 'flood', description: 'Floods the client', inputSchema: { type: 'object' } }] } });
+      }
+      if (message.method !== 'tools/call') return json(res, { jsonrpc: '2.0', id: message.id, result: {} });
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      for (let n = 0; n < EVENTS; n++) {
+        const event = { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: `${n} ${EVENT_TEXT}` } };
+        const more = res.write(`event: message\ndata: ${JSON.stringify(event)}\n\n`);
+        written = n + 1;
+        if (!more) await new Promise((resolve) => res.once('drain', resolve));
+        if (res.destroyed) return;
+      }
+      res.end(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: message.id, result: { content: [{ type: 'text', text: 'done' }] } })}\n\n`);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    written: () => written,
+    endlessGets,
+    close: () => new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    }),
+  };
+}
+
+/**
+ * Backpressure (docs/gateway.md, Relaying): a client that reads its answer stream slowly holds the upstream back;
+ * the edge does not read what it cannot deliver, so its memory does not grow with what the upstream sends.
+ */
+describe('MCP data plane: a slow client holds its upstream back', () => {
+  let platform: TestPlatform;
+  let upstream: Awaited<ReturnType<typeof startFloodingUpstream>>;
+  let gateway: FrontedGateway;
+  let socket: Socket | undefined;
+
+  beforeAll(async () => {
+    platform = await startTestPlatform({ env: { ALLOWED_INTERNAL_NETWORKS: '127.0.0.0/8', MCP_PUBLISH_POLICY: 'self_publish', MCP_MAX_MESSAGE_BYTES: String(256 * 1024) } });
+    upstream = await startFloodingUpstream();
+    gateway = await gatewayFronting(platform, 'flood', [{ slug: 'flood', url: upstream.url, timeoutSeconds: 60 }]);
+  }, 120_000);
+  afterAll(async () => {
+    socket?.destroy();
+    await upstream?.close();
+    await platform?.stop();
+  });
+
+  it('stops taking the upstream\'s stream while the client does not read, and relays all of it once the client does', async () => {
+    const session = await rawMcpSession(platform, gateway);
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'flood__flood', arguments: {} } });
+    const url = new URL(platform.url(`/mcp/${gateway.gatewaySlug}`));
+    socket = connect(Number(url.port), url.hostname);
+    await new Promise((resolve) => socket!.once('connect', resolve));
+    socket.pause(); // the client reads nothing yet
+    socket.write(
+      `POST ${url.pathname} HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${gateway.token}\r\nContent-Type: application/json\r\n` +
+        `Accept: application/json, text/event-stream\r\nMcp-Session-Id: ${session}\r\nMcp-Protocol-Version: 2025-06-18\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+
+    // Wait until the upstream can write no more: the gateway has stopped taking its stream.
+    let last = -1;
+    for (let stable = 0; stable < 10; ) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const now = upstream.written();
+      stable = now === last && now > 0 ? stable + 1 : 0;
+      last = now;
+    }
+    // Held back by what sockets and the relay buffer (a few MB on loopback), far from the 32 MB it has to send.
+    expect(upstream.written()).toBeLessThan(EVENTS / 2);
+
+    // The client reads: everything arrives, in order, then the answer.
+    socket.resume();
+    let received = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => (received += chunk));
+    await new Promise<void>((resolve, reject) => {
+      const check = () => (received.includes('"result":{"content":[{"type":"text","text":"done"}]}') ? resolve() : undefined);
+      socket!.on('data', check);
+      socket!.once('error', reject);
+    });
+    expect(upstream.written()).toBe(EVENTS);
+    const numbers = [...received.matchAll(/"data":"(\d+) x/g)].map((match) => Number(match[1]));
+    expect(numbers).toEqual(Array.from({ length: EVENTS }, (_, n) => n));
+  }, 120_000);
+
+  it('cuts an upstream GET stream whose event outgrows MCP_MAX_MESSAGE_BYTES instead of buffering it', async () => {
+    const session = await rawMcpSession(platform, gateway);
+    // GETs before this one were discovery's (the SDK client opens one); the gateway's relay for this client's is next.
+    const first = upstream.endlessGets.length;
+    const relayed = () => upstream.endlessGets[first];
+    const controller = new AbortController();
+    const opened = fetch(platform.url(`/mcp/${gateway.gatewaySlug}`), {
+      headers: { authorization: `Bearer ${gateway.token}`, accept: 'text/event-stream', 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' },
+      signal: controller.signal,
+    });
+    try {
+      expect((await opened).status).toBe(200);
+      // The gateway takes the event up to its limit (256 KiB here) plus what sockets hold, then drops the connection.
+      for (let waited = 0; !relayed()?.closed; waited++) {
+        if (waited > 300) throw new Error(`the upstream's GET was not cut: ${relayed()?.bytes ?? 0} bytes taken`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(relayed()!.bytes).toBeLessThan(16 * 1024 * 1024);
+    } finally {
+      controller.abort();
+      await opened.then((response) => response.body?.cancel()).catch(() => undefined);
+    }
+  }, 60_000);
+});

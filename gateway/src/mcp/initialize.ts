@@ -4,7 +4,7 @@ import type { McpPrincipal } from '../oauth/resource-server';
 import type { DataPlane } from './data-plane';
 import { upstreamHeaders } from './data-plane';
 import type { ResolvedGateway } from './exposures';
-import type { JsonRpcRequest } from './jsonrpc';
+import { GatewayRpcError, RPC, type JsonRpcRequest } from './jsonrpc';
 import { sealSession, type McpSession, type UpstreamSession } from './session';
 import { initializeUpstream } from './upstream-sessions';
 
@@ -16,6 +16,9 @@ const text = (value: unknown, max = 200): string => (typeof value === 'string' ?
  * (declaring the client's name and capabilities), and seals the result into the session id. An upstream that
  * cannot be reached now does not fail the client: its session is opened on first use.
  */
+/** The largest client `capabilities` object (as JSON) a session takes; real clients send a few hundred characters. */
+export const MAX_CLIENT_CAPABILITIES_LENGTH = 4096;
+
 export async function initializeSession(
   plane: DataPlane,
   principal: McpPrincipal,
@@ -27,6 +30,10 @@ export async function initializeSession(
   const protocolVersion = SUPPORTED_PROTOCOL_VERSIONS.includes(requested) ? requested : LATEST_PROTOCOL_VERSION;
   const clientInfo = (typeof params.clientInfo === 'object' && params.clientInfo !== null ? params.clientInfo : {}) as Record<string, unknown>;
   const capabilities = (typeof params.capabilities === 'object' && params.capabilities !== null ? params.capabilities : {}) as Record<string, unknown>;
+  // Sealed into the session id and kept with every open session: bounded, so a client cannot make either large.
+  if (JSON.stringify(capabilities).length > MAX_CLIENT_CAPABILITIES_LENGTH) {
+    throw new GatewayRpcError(RPC.invalidParams, `Invalid params: params.capabilities may take at most ${MAX_CLIENT_CAPABILITIES_LENGTH} characters as JSON`, 'error', 'invalid_params');
+  }
   const client = { protocolVersion, clientName: text(clientInfo.name), clientVersion: text(clientInfo.version, 60), clientCapabilities: capabilities };
 
   // Legacy SSE upstreams hold a live connection per replica: opened on first use (legacy-sse.ts), not sealed here.

@@ -25,6 +25,7 @@ import {
 import { routeRequest, type Route } from './methods';
 import { parseRelayId } from './relay-ids';
 import { requireSession } from './session-check';
+import type { McpSession } from './session';
 import { postToUpstream } from './upstream-client';
 
 /**
@@ -45,7 +46,17 @@ export async function handlePost(plane: DataPlane, req: IncomingMessage, res: Se
 
   if (isRequest(message) && message.method === 'initialize') {
     const resolved = await plane.exposures.get(principal.gateway.slug, readAt);
-    const opened = await initializeSession(plane, principal, resolved, message);
+    let opened: Awaited<ReturnType<typeof initializeSession>>;
+    try {
+      opened = await initializeSession(plane, principal, resolved, message);
+    } catch (error) {
+      if (!(error instanceof GatewayRpcError)) throw error;
+      reply.json(200, error.toResponse(message.id));
+      record(plane, { principal, resolved, session: { clientName: '' } }, res, {
+        method: 'initialize', exposedName: '', started, requestBytes: body.length, reply, outcome: error.outcome, errorClass: error.errorClass,
+      });
+      return;
+    }
     reply.json(200, resultResponse(message.id, opened.result), { 'mcp-session-id': opened.sessionId });
     record(plane, { principal, resolved, session: opened.session }, res, {
       method: 'initialize', exposedName: '', started, requestBytes: body.length, reply, outcome: 'ok', errorClass: '',
@@ -76,10 +87,16 @@ export async function handlePost(plane: DataPlane, req: IncomingMessage, res: Se
 const LAST_VERSION_WITH_BATCHES = '2025-03-26';
 
 /**
+ * The most messages one batch may hold. Its requests run at the same time, each with its upstream connection and call
+ * record: without a bound one POST of a few MB opened thousands of upstream sockets and stalled the event loop.
+ */
+export const MAX_BATCH_MESSAGES = 100;
+
+/**
  * A JSON-RPC batch: each message is handled as if it were posted alone, its requests at the same time. Their answers,
  * and whatever their upstreams send before them, share one SSE stream that ends with the last answer; a batch without
- * requests is answered 202. Refused (400) in a session of a version without batches, and when empty, holding an
- * `initialize` (never part of a batch) or anything but JSON-RPC messages.
+ * requests is answered 202. Refused (400) in a session of a version without batches, and when empty, longer than
+ * MAX_BATCH_MESSAGES, holding an `initialize` (never part of a batch) or anything but JSON-RPC messages.
  */
 async function handleBatch(plane: DataPlane, req: IncomingMessage, res: ServerResponse, principal: McpPrincipal, readAt: number, messages: unknown[], started: bigint): Promise<void> {
   const { key, session } = await requireSession(plane, req, principal);
@@ -87,6 +104,9 @@ async function handleBatch(plane: DataPlane, req: IncomingMessage, res: ServerRe
     throw new McpHttpError(400, RPC.invalidRequest, `Invalid Request: JSON-RPC batches are not part of protocol version ${session.protocolVersion}`);
   }
   if (messages.length === 0) throw new McpHttpError(400, RPC.invalidRequest, 'Invalid Request: an empty batch');
+  if (messages.length > MAX_BATCH_MESSAGES) {
+    throw new McpHttpError(400, RPC.invalidRequest, `Invalid Request: a batch may hold at most ${MAX_BATCH_MESSAGES} messages`);
+  }
   if (!messages.every((message) => isRequest(message) || isNotification(message) || isResponse(message))) {
     throw new McpHttpError(400, RPC.invalidRequest, 'Invalid Request: a batch may hold only JSON-RPC 2.0 requests, notifications and responses');
   }
@@ -229,7 +249,7 @@ interface Recorded {
 }
 
 /** Hands the call record to the recorder (buffered, published off the hot path). */
-function record(plane: DataPlane, ctx: Pick<CallContext, 'principal' | 'resolved' | 'session'>, res: ServerResponse, call: Recorded): void {
+function record(plane: DataPlane, ctx: Pick<CallContext, 'principal' | 'resolved'> & { session: Pick<McpSession, 'clientName'> }, res: ServerResponse, call: Recorded): void {
   const gateway = ctx.resolved.exposure.runtime.gateway!;
   const request = call.capture !== undefined ? capUtf8(call.capture) : undefined;
   const response = call.capture !== undefined ? capUtf8(call.reply.lastMessage) : undefined;

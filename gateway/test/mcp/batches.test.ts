@@ -79,7 +79,7 @@ describe('MCP gateway data plane: JSON-RPC batches', () => {
     expect(response.status).toBe(202);
   });
 
-  it('refuses an empty batch, one holding initialize, and any batch in a session of a later version', async () => {
+  it('refuses an empty batch, one over 100 messages, one holding initialize, and any batch in a session of a later version', async () => {
     const old = await sessionOf('2025-03-26');
     const refusal = async (response: Response) => ({ status: response.status, body: (await response.json()) as { error: { code: number; message: string } } });
 
@@ -89,6 +89,13 @@ describe('MCP gateway data plane: JSON-RPC batches', () => {
       await post([{ jsonrpc: '2.0', id: 9, method: 'initialize', params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }], old, '2025-03-26'),
     );
     expect(withInitialize).toMatchObject({ status: 400, body: { error: { code: -32600, message: expect.stringContaining('initialize cannot be part of a batch') } } });
+    // At most 100 messages: each request runs at once with its own upstream connection.
+    const pings = (count: number) => Array.from({ length: count }, (_, index) => ({ jsonrpc: '2.0', id: index + 1, method: 'ping' }));
+    const tooMany = await refusal(await post(pings(101), old, '2025-03-26'));
+    expect(tooMany).toMatchObject({ status: 400, body: { error: { code: -32600, message: expect.stringContaining('at most 100 messages') } } });
+    const most = await post(pings(100), old, '2025-03-26');
+    expect(most.status).toBe(200);
+    expect(((await most.text()).match(/"result":\{\}/g) ?? []).length).toBe(100);
 
     const current = await sessionOf('2025-06-18');
     const later = await refusal(await post([{ jsonrpc: '2.0', id: 1, method: 'ping' }], current, '2025-06-18'));

@@ -55,6 +55,20 @@ describe('initialize: clientInfo', () => {
     await expectEventually(async () => expect(await recordedName()).toBe(`${'n'.repeat(199)}${GRINNING}`));
   });
 
+  it('refuses capabilities over 4096 characters of JSON (they are sealed into the session id), and takes ones within', async () => {
+    const initialize = (capabilities: unknown) =>
+      postMcp(platform, gateway, { jsonrpc: '2.0', id: 7, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities, clientInfo: { name: 'big', version: '1' } } });
+    const tooBig = await initialize({ experimental: { padding: 'x'.repeat(4096) } });
+    expect(tooBig.status).toBe(200);
+    expect(tooBig.headers.get('mcp-session-id')).toBeNull();
+    expect(await tooBig.json()).toMatchObject({ jsonrpc: '2.0', id: 7, error: { code: -32602, message: expect.stringContaining('params.capabilities may take at most 4096 characters') } });
+
+    const within = await initialize({ elicitation: {}, roots: { listChanged: true }, experimental: { padding: 'x'.repeat(3000) } });
+    expect(within.status).toBe(200);
+    expect(within.headers.get('mcp-session-id')).toEqual(expect.any(String));
+    expect(await within.json()).toMatchObject({ id: 7, result: { protocolVersion: '2025-06-18' } });
+  });
+
   it('keeps a name within the bound as it is', async () => {
     const { upstreamSaw, recordedName } = await initializeWith({ name: `claude ${GRINNING}`, version: '1.2.3' });
     expect(upstreamSaw).toMatchObject({ name: `claude ${GRINNING}`, version: '1.2.3' });

@@ -35,6 +35,8 @@ export function createIdentityHandlers(deps: IdentityDeps): AsyncServiceImplemen
  * Sign-in (it sets the person's last sign-in) and team creation (it makes its owner a member) are not here:
  * edges remember `GET /v1/me` too. The code grant is not here: a replayed code revokes. The refresh grant is,
  * because it moves the generation itself when a replay revoked (domain/oauth/refresh.ts); a rotation only adds.
+ * Token revocation (RFC 7009) moves it itself when it revoked something (domain/oauth/revocation.ts): anyone may
+ * send it any string, and a revocation that changed nothing must not make every edge ask identity again.
  */
 const LEAVES_AUTHENTICATION_UNCHANGED = [
   'createPerson',
@@ -44,6 +46,7 @@ const LEAVES_AUTHENTICATION_UNCHANGED = [
   'registerClient',
   'issueAuthorizationCode',
   'refreshToken',
+  'revokeToken',
   'setTrustedClients',
 ];
 

@@ -4,7 +4,7 @@ import type {
   RevokeTokenRequest,
   RevokeTokenResponse,
 } from '@platform/proto/gen/platform/identity/v1/oauth';
-import { AppError, auditContext } from '@platform/runtime';
+import { AppError, auditContext, authChangeCommitted } from '@platform/runtime';
 import type { IdentityDeps } from '../../deps';
 import { forgetConsent } from '../../store/oauth-clients-store';
 import { findPersonById } from '../../store/people-store';
@@ -16,18 +16,18 @@ import { UUID } from './validation';
 /**
  * RFC 7009 revocation: a refresh token ends its whole connection, an access token only itself. A token of
  * another client, an unknown, expired or already revoked one changes nothing and still succeeds (the edge
- * answers 200). The hint is not needed: the token's kind is known from the store. Audited only when
- * something was revoked.
+ * answers 200). The hint is not needed: the token's kind is known from the store. Audited, and the auth
+ * generation moved (edges stop trusting what they remember), only when something was revoked.
  */
 export async function revokeToken(deps: IdentityDeps, request: RevokeTokenRequest): Promise<RevokeTokenResponse> {
   const token = request.token;
   if (!token || !request.clientId || !(token.startsWith(ACCESS_TOKEN_PREFIX) || token.startsWith(REFRESH_TOKEN_PREFIX))) return {};
   const digest = deps.secrets.digester.digest(token);
-  await deps.db.transaction(async (tx) => {
+  const revoked = await deps.db.transaction(async (tx) => {
     const presented = await findPresentedToken(tx, digest);
-    if (!presented || !presented.live || presented.client_id !== request.clientId) return;
-    const revoked = presented.kind === 'refresh' ? (await revokeConnectionAndTokens(tx, presented.connection_id)) !== null : await revokeOneToken(tx, digest);
-    if (!revoked) return;
+    if (!presented || !presented.live || presented.client_id !== request.clientId) return false;
+    const ended = presented.kind === 'refresh' ? (await revokeConnectionAndTokens(tx, presented.connection_id)) !== null : await revokeOneToken(tx, digest);
+    if (!ended) return false;
     const person = await findPersonById(tx, presented.person_id);
     await writeOAuthAudit(tx, {
       action: 'oauth.revoke',
@@ -39,7 +39,9 @@ export async function revokeToken(deps: IdentityDeps, request: RevokeTokenReques
       parent: gatewayParent(presented.gateway_id, presented.gateway_slug),
       metadata: { connectionId: presented.connection_id, kind: presented.kind === 'refresh' ? 'refresh_token' : 'access_token', clientId: presented.client_id },
     });
+    return true;
   });
+  if (revoked) await authChangeCommitted(deps);
   return {};
 }
 

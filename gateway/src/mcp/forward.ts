@@ -20,9 +20,13 @@ import type { UpstreamStream } from './upstream-items';
 
 /** After relaying a question to the client (elicitation, sampling), how long the upstream may stay silent. */
 const AWAITING_CLIENT_MS = 10 * 60 * 1000;
-/** How long to wait before resuming an upstream's answer stream when it named no `retry`, and at the most. */
+/**
+ * How long to wait before resuming an upstream's answer stream when it named no `retry`, at the most, and at the least
+ * (an upstream that names `retry: 0` and ends every stream at once would otherwise be asked again in a tight loop).
+ */
 const RESUME_AFTER_MS = 1_000;
 const MAX_RESUME_WAIT_MS = 30_000;
+const MIN_RESUME_WAIT_MS = 100;
 const LIST_CHANGED = new Set(['notifications/tools/list_changed', 'notifications/prompts/list_changed', 'notifications/resources/list_changed']);
 
 /**
@@ -120,7 +124,7 @@ export async function forwardRequest(
       case 'stream': {
         const upstream = endpoint;
         const resume = async (lastEventId: string, retryMs: number | undefined) => {
-          await pauseUnlessStopped(Math.min(retryMs ?? RESUME_AFTER_MS, MAX_RESUME_WAIT_MS), stopSwitch);
+          await pauseUnlessStopped(Math.max(MIN_RESUME_WAIT_MS, Math.min(retryMs ?? RESUME_AFTER_MS, MAX_RESUME_WAIT_MS)), stopSwitch);
           return resumeUpstreamStream(upstream, lastEventId, { ...options, signal: stopSwitch.signal });
         };
         return await relayStream(ctx, server, request, answer.messages, reply, {

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { createTestDatabase, describeWith } from '@platform/test';
+import { describeWith } from '@platform/test';
 import { createMemoryBus } from '../../src/bus';
-import { createPgliteDatabase, createPostgresDatabase, migrate, type Database } from '../../src/db';
+import { createPgliteDatabase, migrate, type Database } from '../../src/db';
 import { createLogger } from '../../src/logging/logger';
 import { OutboxRelay, runtimeMigrationsFor } from '../../src/outbox';
 import { waitFor } from '../bus/wait-for';
+import { scratchPostgres } from '../db/scratch-postgres';
 
 const logger = createLogger({ level: 'silent' });
 
@@ -82,15 +83,5 @@ describe('outbox housekeeping (PGlite)', () => {
 });
 
 describeWith('postgres', 'outbox housekeeping (Postgres)', (adminUrl) => {
-  let testDb: { url: string; drop(): Promise<void> };
-  let db: Database;
-  beforeAll(async () => {
-    testDb = await createTestDatabase(adminUrl());
-    db = createPostgresDatabase({ url: testDb.url, poolMax: 3, logger });
-  });
-  afterAll(async () => {
-    await db?.close();
-    await testDb?.drop();
-  });
-  housekeeping(() => db);
+  housekeeping(scratchPostgres(adminUrl, 3));
 });

@@ -1,7 +1,7 @@
-import { createTestDatabase, deleteKafkaState, describeWith, uniquePrefix } from '@platform/test';
+import { deleteKafkaState, describeWith, uniquePrefix } from '@platform/test';
 import { createKafkaBus } from '../../src/bus';
-import { createPostgresDatabase, type Database } from '../../src/db';
 import { createLogger } from '../../src/logging/logger';
+import { scratchPostgres } from '../db/scratch-postgres';
 import { outboxContract } from './outbox-contract';
 import { installTestTracing } from '@platform/test';
 
@@ -10,21 +10,14 @@ const logger = createLogger({ level: 'silent' });
 
 describeWith('postgres', 'outbox on Postgres', (adminUrl) => {
   describeWith('kafka', 'and Kafka', (brokers) => {
-    let testDb: { url: string; drop(): Promise<void> };
-    let db: Database;
+    const database = scratchPostgres(adminUrl, 5);
     const prefixes: string[] = [];
-    beforeAll(async () => {
-      testDb = await createTestDatabase(adminUrl());
-      db = createPostgresDatabase({ url: testDb.url, poolMax: 5, logger });
-    });
     afterAll(async () => {
-      await db?.close();
-      await testDb?.drop();
       for (const prefix of prefixes) await deleteKafkaState(brokers(), prefix);
     });
 
     outboxContract(() => ({
-      db,
+      db: database(),
       spans,
       openBus: async () => {
         const topicPrefix = uniquePrefix('outbox');

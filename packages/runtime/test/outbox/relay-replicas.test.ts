@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { createTestDatabase, describeWith } from '@platform/test';
+import { describeWith } from '@platform/test';
 import type { BusMessage, EventBus } from '../../src/bus';
-import { createPgliteDatabase, createPostgresDatabase, migrate, type Database } from '../../src/db';
+import { createPgliteDatabase, migrate, type Database } from '../../src/db';
 import { createLogger } from '../../src/logging/logger';
 import { OutboxRelay, runtimeMigrationsFor, writeEvent } from '../../src/outbox';
 import { waitFor } from '../bus/wait-for';
+import { scratchPostgres } from '../db/scratch-postgres';
 
 const logger = createLogger({ level: 'silent' });
 
@@ -205,20 +206,11 @@ describe('outbox relays sharing a schema (PGlite)', () => {
 });
 
 describeWith('postgres', 'outbox relays sharing a schema (Postgres)', (adminUrl) => {
-  let testDb: { url: string; drop(): Promise<void> };
-  let db: Database;
-  beforeAll(async () => {
-    testDb = await createTestDatabase(adminUrl());
-    db = createPostgresDatabase({ url: testDb.url, poolMax: 5, logger });
-  });
-  afterAll(async () => {
-    await db?.close();
-    await testDb?.drop();
-  });
-
-  relaysSharingASchema(() => db);
+  const database = scratchPostgres(adminUrl, 5);
+  relaysSharingASchema(database);
 
   it('holds no transaction or row lock while a publish waits on the bus', async () => {
+    const db = database();
     const schema = `rr_${randomUUID().replace(/-/g, '').slice(0, 10)}`;
     await migrate(db, { schema, logger, migrations: runtimeMigrationsFor(schema) });
     await db.transaction((tx) => writeEvent(tx, schema, { topic: 'catalog.v1', type: 'server.unhealthy', data: {}, source: 'tests' }));

@@ -1,3 +1,4 @@
+import { withTimeout } from '../lifecycle/timeout';
 import type { Logger } from '../logging';
 
 /** One dependency the process needs before it can serve (database, cache, bus, ...). */
@@ -33,14 +34,6 @@ class ReadinessTimeout extends Error {
   }
 }
 
-function withTimeout(promise: Promise<void>, timeoutMs: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new ReadinessTimeout(timeoutMs)), timeoutMs);
-    timer.unref();
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
 
 /**
  * Runs every check concurrently, each bounded by `timeoutMs`; informational checks are reported apart and do not
@@ -56,7 +49,7 @@ export async function runReadinessChecks(
     checks.map(async (check): Promise<[ReadinessCheck, ReadinessCheckResult]> => {
       try {
         // Wrapped so a check that throws synchronously is reported like one that rejects.
-        await withTimeout(Promise.resolve().then(() => check.check()), timeoutMs);
+        await withTimeout(Promise.resolve().then(() => check.check()), timeoutMs, () => new ReadinessTimeout(timeoutMs));
         return [check, { ok: true }];
       } catch (error) {
         const timedOut = error instanceof ReadinessTimeout;

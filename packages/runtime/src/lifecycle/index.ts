@@ -1,2 +1,3 @@
 export * from './modules';
 export * from './shutdown';
+export * from './timeout';

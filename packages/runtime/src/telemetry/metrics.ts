@@ -1,4 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { withTimeout } from '../lifecycle/timeout';
 import { RequestDurationHistogram } from './request-duration';
 
 /**
@@ -98,13 +99,6 @@ export interface OutboxBacklog {
 const outboxBacklogReaders = new Map<string, Set<() => Promise<OutboxBacklog>>>();
 let backlogRead: { at: number; settled: boolean; result: Promise<Map<string, OutboxBacklog | null>> } | undefined;
 
-/** A scrape must answer: a read the database does not answer within 2 s (as readiness checks) gives no series. */
-function withinScrape<T>(read: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('outbox backlog read timed out')), 2_000)));
-  return Promise.race([read, timeout]).finally(() => clearTimeout(timer));
-}
-
 /**
  * One read of every registered outbox per scrape, shared by the two gauges below: reused within a second, and while
  * it is still running (a scrape that gave up on a slow database does not start more queries behind it).
@@ -124,7 +118,8 @@ function readOutboxBacklogs(): Promise<Map<string, OutboxBacklog | null>> {
 /** Sets `gauge` per schema from the backlogs; a schema whose read failed (database down) has no series this scrape. */
 async function collectBacklog(gauge: Gauge<'schema'>, value: (backlog: OutboxBacklog) => number): Promise<void> {
   gauge.reset();
-  const backlogs = await withinScrape(readOutboxBacklogs()).catch(() => new Map<string, OutboxBacklog | null>());
+  // A scrape must answer: a read the database does not answer within 2 s (as readiness checks) gives no series.
+  const backlogs = await withTimeout(readOutboxBacklogs(), 2_000, () => new Error('outbox backlog read timed out')).catch(() => new Map<string, OutboxBacklog | null>());
   for (const [schema, backlog] of backlogs) if (backlog) gauge.set({ schema }, value(backlog));
 }
 

@@ -1,6 +1,6 @@
+import { claimedRounds, type ClaimedRoundsTask } from '@platform/runtime';
 import type { CatalogDeps } from '../deps';
 import { deleteExpiredCallRecords } from '../store/calls-store';
-import { claimedRounds, type ClaimedRoundsTask } from './claimed-rounds';
 
 /** Records deleted per statement: short transactions, however many have expired. */
 const CHUNK = 5_000;

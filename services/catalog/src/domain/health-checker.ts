@@ -1,5 +1,5 @@
+import { claimedRounds, type ClaimedRoundsTask } from '@platform/runtime';
 import { claimDueHealthChecks } from '../store/health-store';
-import { claimedRounds, type ClaimedRoundsTask } from './claimed-rounds';
 import { checkServerHealth, type HealthDeps } from './health';
 
 /** Servers checked at once by one replica. */

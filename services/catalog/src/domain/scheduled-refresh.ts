@@ -1,8 +1,7 @@
-import { AppError, systemRequestContext } from '@platform/runtime';
+import { AppError, claimedRounds, systemRequestContext, type ClaimedRoundsTask } from '@platform/runtime';
 import type { CatalogDeps } from '../deps';
 import { claimDueRefreshes } from '../store/refresh-store';
 import { refreshMcpServer } from './capabilities';
-import { claimedRounds, type ClaimedRoundsTask } from './claimed-rounds';
 import { MAX_POLL_SECONDS } from './health-checker';
 
 /** Who a scheduled refresh is, in its audit entry: the system, by way of the scheduler. */

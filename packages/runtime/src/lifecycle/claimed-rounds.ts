@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { BackgroundTask, Logger } from '@platform/runtime';
+import type { Logger } from '../logging';
+import type { BackgroundTask } from '../service/define';
 
 export interface ClaimedRoundsOptions<T> {
   name: string;

@@ -23,6 +23,8 @@ export interface McpSettings {
   sessionMaxAgeSeconds: number;
   /** Largest client or upstream message accepted. */
   maxMessageBytes: number;
+  /** Longest one forwarded request may take in all, however active its upstream stays (MCP's maximum timeout). */
+  maxExchangeSeconds: number;
   /** CIDRs of internal networks upstreams may live in (the address guard's ALLOWED_INTERNAL_NETWORKS). */
   allowedInternalNetworks: string;
 }
@@ -31,6 +33,7 @@ export const DEFAULT_MCP_SETTINGS: McpSettings = {
   allowedOrigins: [],
   sessionMaxAgeSeconds: 24 * 3600,
   maxMessageBytes: 4 * 1024 * 1024,
+  maxExchangeSeconds: 3600,
   allowedInternalNetworks: '',
 };
 

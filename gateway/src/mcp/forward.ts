@@ -49,8 +49,11 @@ export function toClient(ctx: CallContext, server: RuntimeServer, message: JsonR
 /** The upstream request's abort reason when the exchange stops (made once: a reason per exchange would capture a stack). */
 const EXCHANGE_STOPPED = Object.assign(new Error('the exchange was stopped'), { name: 'AbortError' });
 
-/** Why an exchange was stopped early, set by whoever stopped it. */
-type StopReason = 'timeout' | 'cancelled' | 'client_gone';
+/**
+ * Why an exchange was stopped early, set by whoever stopped it: the upstream silent longer than the server's timeout,
+ * the exchange longer than MCP_MAX_EXCHANGE_SECONDS in all, a cancellation, or the client gone.
+ */
+type StopReason = 'timeout' | 'deadline' | 'cancelled' | 'client_gone';
 
 export interface ForwardOutcome {
   /** The upstream's answer (or the gateway's error) as sent to the client; undefined when cancelled. */
@@ -84,26 +87,27 @@ export async function forwardRequest(
   res.on('close', onClientGone);
 
   let endpoint: UpstreamEndpoint | undefined;
+  // The upstream hears why its request stopped (MCP: a sender that gives up SHOULD send a cancellation).
+  const tellUpstreamCancelled = (reason: string | undefined) => {
+    if (endpoint) cancelUpstreamRequest(ctx, server, endpoint, request.id, reason);
+  };
   const unregister = ctx.plane.inFlight.add(ctx.sessionKey, request.id, {
     serverId: server.id,
     cancel(reason) {
-      // The upstream hears the cancellation; the exchange ends without an answer, as MCP prescribes.
-      if (endpoint) {
-        void postToUpstream(
-          endpoint,
-          { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: request.id, ...(reason !== undefined ? { reason } : {}) } },
-          { dispatcher: ctx.plane.dispatcher, signal: AbortSignal.timeout(server.timeoutSeconds * 1000), maxMessageBytes: 65_536, timeoutSeconds: server.timeoutSeconds },
-        ).catch(() => undefined);
-      }
+      // The exchange ends without an answer, as MCP prescribes.
+      tellUpstreamCancelled(reason);
       stop('cancelled');
     },
   });
 
   let idleLimitMs = server.timeoutSeconds * 1000;
+  const deadline = Date.now() + ctx.plane.settings.maxExchangeSeconds * 1000;
   let idle: NodeJS.Timeout | undefined;
+  // One timer serves both limits: it fires after the allowed silence, or at the deadline if that comes first.
   const armIdle = () => {
     clearTimeout(idle);
-    idle = setTimeout(() => stop('timeout'), idleLimitMs);
+    const untilDeadline = deadline - Date.now();
+    idle = untilDeadline < idleLimitMs ? setTimeout(() => stop('deadline'), Math.max(0, untilDeadline)) : setTimeout(() => stop('timeout'), idleLimitMs);
   };
 
   try {
@@ -144,16 +148,30 @@ export async function forwardRequest(
       reply.end();
       return {};
     }
-    const failure =
-      stopped === 'timeout'
-        ? new GatewayRpcError(RPC.requestTimeout, `Upstream server '${server.slug}' did not answer within ${server.timeoutSeconds} s`, 'timeout', 'timeout')
-        : error;
-    throw failure;
+    if (stopped === 'timeout') {
+      tellUpstreamCancelled(`no answer within ${server.timeoutSeconds} s`);
+      throw new GatewayRpcError(RPC.requestTimeout, `Upstream server '${server.slug}' did not answer within ${server.timeoutSeconds} s`, 'timeout', 'timeout');
+    }
+    if (stopped === 'deadline') {
+      const limit = ctx.plane.settings.maxExchangeSeconds;
+      tellUpstreamCancelled(`not finished within the gateway's limit of ${limit} s`);
+      throw new GatewayRpcError(RPC.requestTimeout, `Upstream server '${server.slug}' did not finish within the gateway's limit of ${limit} s for one request`, 'timeout', 'timeout');
+    }
+    throw error;
   } finally {
     clearTimeout(idle);
     unregister();
     res.off('close', onClientGone);
   }
+}
+
+/** Sends the upstream `notifications/cancelled` for its request, best effort and off the exchange's path. */
+function cancelUpstreamRequest(ctx: CallContext, server: RuntimeServer, endpoint: UpstreamEndpoint, requestId: JsonRpcRequest['id'], reason: string | undefined): void {
+  void postToUpstream(
+    endpoint,
+    { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, ...(reason !== undefined ? { reason } : {}) } },
+    { dispatcher: ctx.plane.dispatcher, signal: AbortSignal.timeout(server.timeoutSeconds * 1000), maxMessageBytes: 65_536, timeoutSeconds: server.timeoutSeconds },
+  ).catch(() => undefined);
 }
 
 function malformed(server: RuntimeServer): GatewayRpcError {

@@ -59,6 +59,7 @@ export async function gatewayModule(ctx: PlatformContext, running: RunningModule
           allowedOrigins: env.MCP_ALLOWED_ORIGINS,
           sessionMaxAgeSeconds: env.MCP_SESSION_MAX_AGE_SECONDS,
           maxMessageBytes: env.MCP_MAX_MESSAGE_BYTES,
+          maxExchangeSeconds: env.MCP_MAX_EXCHANGE_SECONDS,
           allowedInternalNetworks: env.ALLOWED_INTERNAL_NETWORKS,
         },
         defaultPublishPolicy: env.MCP_PUBLISH_POLICY,

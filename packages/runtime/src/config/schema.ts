@@ -110,6 +110,11 @@ export const environmentSchema = z.object({
   MCP_SESSION_MAX_AGE_SECONDS: positiveInt.default(24 * 3600),
   /** Largest JSON-RPC message the /mcp data plane accepts from a client or an upstream. */
   MCP_MAX_MESSAGE_BYTES: positiveInt.default(4 * 1024 * 1024),
+  /**
+   * Longest a client request through /mcp/{slug} may take in all, however often its upstream reports progress (MCP:
+   * a maximum timeout regardless of progress notifications); the server's own timeout still bounds each silence.
+   */
+  MCP_MAX_EXCHANGE_SECONDS: positiveInt.max(7 * 24 * 3600).default(3600),
   /** Age in days after which the identity-token signing key is replaced (old public keys stay published a day past the switch). */
   IDENTITY_TOKEN_KEY_ROTATION_DAYS: z.coerce.number().positive().max(365).default(30),
   /** How long an edge remembers the identity-token keys (signing and /.well-known/jwks.json). */

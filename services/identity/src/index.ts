@@ -2,6 +2,7 @@ import path from 'node:path';
 import { defineService } from '@platform/runtime';
 import { IdentityServiceService } from '@platform/proto/gen/platform/identity/v1/identity';
 import type { IdentityDeps } from './deps';
+import { expiredGrantPruning } from './domain/oauth/pruning';
 import { ensureBootstrapAdmin } from './domain/people';
 import { auditStoreConsumer } from './events/audit-consumer';
 import { createIdentityHandlers } from './grpc/handlers';
@@ -23,7 +24,9 @@ export const identityService = defineService({
       config: context.config,
     };
     await ensureBootstrapAdmin(deps, context.config.env);
-    return { handlers: createIdentityHandlers(deps), consumers: [auditStoreConsumer(deps)] };
+    // Deleting what has expired (src/domain), in chunks, shared between replicas.
+    const background = [expiredGrantPruning(deps)];
+    return { handlers: createIdentityHandlers(deps), consumers: [auditStoreConsumer(deps)], background };
   },
 });
 

@@ -441,9 +441,28 @@ export async function findActiveConnectionOf(db: Queryable, personId: string, co
   return rows[0] ?? null;
 }
 
-/** Removes what can no longer matter: codes and tokens a day past expiry, expired unused registrations. */
-export async function pruneExpiredGrants(db: Queryable): Promise<void> {
-  await db.query(`DELETE FROM identity.oauth_codes WHERE expires_at < now() - interval '1 day'`);
-  await db.query(`DELETE FROM identity.oauth_tokens WHERE expires_at < now() - interval '1 day'`);
-  await db.query('DELETE FROM identity.oauth_clients WHERE expires_at IS NOT NULL AND expires_at < now()');
+/**
+ * What can no longer matter: codes and tokens a day past expiry (until then a replay is still recognised), unused
+ * registrations past theirs. Each is read through its expiry index.
+ */
+const EXPIRED_GRANTS = [
+  { table: 'identity.oauth_codes', key: 'digest', expired: `expires_at < now() - interval '1 day'` },
+  { table: 'identity.oauth_tokens', key: 'digest', expired: `expires_at < now() - interval '1 day'` },
+  { table: 'identity.oauth_clients', key: 'id', expired: 'expires_at IS NOT NULL AND expires_at < now()' },
+] as const;
+
+/**
+ * Deletes up to `limit` expired codes, tokens and registrations of each kind, one short statement per kind. Rows
+ * another replica is deleting at the same time are skipped, not waited for. Returns how many were deleted.
+ */
+export async function deleteExpiredGrants(db: Queryable, limit: number): Promise<number> {
+  let deleted = 0;
+  for (const { table, key, expired } of EXPIRED_GRANTS) {
+    const { rowCount } = await db.query(
+      `DELETE FROM ${table} WHERE ${key} IN (SELECT ${key} FROM ${table} WHERE ${expired} LIMIT $1 FOR UPDATE SKIP LOCKED)`,
+      [limit],
+    );
+    deleted += rowCount;
+  }
+  return deleted;
 }

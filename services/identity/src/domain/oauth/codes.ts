@@ -7,7 +7,6 @@ import { insertCode } from '../../store/oauth-grants-store';
 import { gatewayParent, writeOAuthAudit } from './audit';
 import { establishClient } from './clients';
 import { CODE_TTL_SECONDS } from './limits';
-import { prunePeriodically } from './pruning';
 import { S256_CHALLENGE, UUID } from './validation';
 
 const CONSENTS = ['remembered', 'allowed', 'trusted'] as const;
@@ -77,6 +76,5 @@ export async function issueAuthorizationCode(deps: IdentityDeps, request: IssueA
     });
     if (!client.verified) await markRegisteredClientUsed(tx, client.clientId);
   });
-  prunePeriodically(deps);
   return { code };
 }

@@ -1,16 +1,26 @@
+import { claimedRounds, type ClaimedRoundsTask } from '@platform/runtime';
 import type { IdentityDeps } from '../../deps';
-import { pruneExpiredGrants } from '../../store/oauth-grants-store';
+import { deleteExpiredGrants } from '../../store/oauth-grants-store';
 
+/** Rows deleted per statement: short transactions, however many have expired. */
+const CHUNK = 5_000;
 const EVERY_MS = 10 * 60 * 1000;
-const lastRun = new WeakMap<IdentityDeps, number>();
 
 /**
- * Deletes expired codes, tokens and registrations at most every 10 minutes per process, in the background of a
- * write that makes new ones (so the tables stay bounded without a scheduler). Failures are only logged.
+ * Expired OAuth codes, tokens and unused registrations are deleted every 10 minutes, a chunk of each per statement,
+ * until none is left (a round's "claim" is one chunk, deleted as it is claimed). Replicas running at the same time
+ * delete different rows, never wait on each other's, and stop when nothing is left: the work is shared, not repeated.
  */
-export function prunePeriodically(deps: IdentityDeps): void {
-  const now = Date.now();
-  if (now - (lastRun.get(deps) ?? 0) < EVERY_MS) return;
-  lastRun.set(deps, now);
-  pruneExpiredGrants(deps.db).catch((error: unknown) => deps.logger.warn({ err: (error as Error).message }, 'pruning expired OAuth grants failed'));
+export function expiredGrantPruning(deps: Pick<IdentityDeps, 'db' | 'logger'>, pollMs = EVERY_MS, chunk = CHUNK): ClaimedRoundsTask {
+  return claimedRounds({
+    name: 'identity.oauth-grant-pruning',
+    logger: deps.logger,
+    pollMs,
+    concurrency: 1,
+    claim: async () => {
+      const deleted = await deleteExpiredGrants(deps.db, chunk);
+      return deleted > 0 ? deleted : null;
+    },
+    work: async () => undefined,
+  });
 }

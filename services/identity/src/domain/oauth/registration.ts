@@ -5,7 +5,6 @@ import { insertRegisteredClient } from '../../store/oauth-clients-store';
 import { anonymousActor, writeOAuthAudit } from './audit';
 import { oauthError } from './errors';
 import { MAX_CLIENT_NAME, MAX_REDIRECT_URIS, MAX_REGISTRATION_BYTES, MAX_URI_LENGTH, UNUSED_REGISTRATION_TTL_SECONDS } from './limits';
-import { prunePeriodically } from './pruning';
 import { httpsUrlProblem, isStorable, redirectUriProblem, UNSTORABLE } from './validation';
 
 const GRANT_TYPES = ['authorization_code', 'refresh_token'];
@@ -109,7 +108,6 @@ export async function registerClient(deps: IdentityDeps, request: RegisterClient
     });
     return inserted;
   });
-  prunePeriodically(deps);
   const response: Record<string, unknown> = {
     client_id: row.id,
     client_id_issued_at: Math.floor(row.registered_at.getTime() / 1000),

@@ -28,6 +28,43 @@ function protocolError(slug: string, what: string): GatewayRpcError {
   return new GatewayRpcError(RPC.upstreamProtocolError, `Upstream server '${slug}' ${what}`, 'error', 'protocol_error');
 }
 
+/** What an item weighs in a backlog: its text, and a little for the item itself so that empty ones count too. */
+const itemBytes = (item: UpstreamStreamItem) => 64 + ('message' in item ? (item.text?.length ?? 0) : item.malformed.length);
+
+/**
+ * What a connection's inboxes hold that their readers have not taken yet. The connection's one stream carries every
+ * exchange of its client session, so it cannot be paused for one of them; instead its reader stops taking the stream
+ * while the backlog is at its limit (a slow client then holds back its own session's upstream, never the edge's
+ * memory), and goes on when readers have taken enough or the connection closes.
+ */
+class Backlog {
+  private bytes = 0;
+  private waiting: (() => void) | undefined;
+
+  constructor(private readonly limit: number) {}
+
+  add(bytes: number): void {
+    this.bytes += bytes;
+  }
+
+  take(bytes: number): void {
+    this.bytes -= bytes;
+    if (this.bytes < this.limit) this.release();
+  }
+
+  /** Undefined while there is room; otherwise resolves when there is (or on `release`). */
+  room(): Promise<void> | undefined {
+    if (this.bytes < this.limit) return undefined;
+    return new Promise<void>((resolve) => (this.waiting = resolve));
+  }
+
+  release(): void {
+    const waiting = this.waiting;
+    this.waiting = undefined;
+    waiting?.();
+  }
+}
+
 /** Stream items for one reader, read as an async iteration that ends after an answer, at `end`, or on abort. */
 class Inbox {
   private readonly items: UpstreamStreamItem[] = [];
@@ -35,9 +72,17 @@ class Inbox {
   private ended = false;
   private failure: unknown;
 
+  constructor(private readonly backlog: Backlog) {}
+
   push(item: UpstreamStreamItem): void {
     this.items.push(item);
+    this.backlog.add(itemBytes(item));
     this.wake?.();
+  }
+
+  /** Forgets what the reader did not take (it has stopped reading). */
+  discard(): void {
+    for (const item of this.items.splice(0)) this.backlog.take(itemBytes(item));
   }
 
   end(failure?: unknown): void {
@@ -53,6 +98,7 @@ class Inbox {
       for (;;) {
         while (this.items.length > 0) {
           const item = this.items.shift()!;
+          this.backlog.take(itemBytes(item));
           yield item;
           if ('message' in item && isResponse(item.message)) return;
         }
@@ -72,8 +118,11 @@ class Inbox {
 
 /** One request waiting for its answer on the connection's stream, and what arrives for it meanwhile. */
 class Exchange extends Inbox {
-  constructor(readonly progressToken: unknown) {
-    super();
+  constructor(
+    backlog: Backlog,
+    readonly progressToken: unknown,
+  ) {
+    super(backlog);
   }
 }
 
@@ -85,13 +134,17 @@ export class LegacySseConnection {
   private closed = false;
   private readonly stop = new AbortController();
   private readonly exchanges = new Map<string, Exchange>();
-  private readonly listeners = new Set<(message: JsonRpcMessage) => void>();
+  private readonly listeners = new Set<(item: UpstreamStreamItem) => void>();
   private readonly closeListeners = new Set<() => void>();
+  private readonly backlog: Backlog;
 
   private constructor(
     private readonly server: RuntimeServer,
     private readonly options: LegacyOptions,
-  ) {}
+  ) {
+    // Room for at least one message of the largest size, however the backlog stands when it arrives.
+    this.backlog = new Backlog(options.maxMessageBytes);
+  }
 
   /** Opens the stream, learns the message endpoint and performs the MCP handshake (initialize, initialized). */
   static async open(server: RuntimeServer, headers: Record<string, string>, client: ClientDescription, options: LegacyOptions): Promise<LegacySseConnection> {
@@ -123,11 +176,12 @@ export class LegacySseConnection {
       return { kind: 'accepted' };
     }
     const key = idKey(message.id);
-    const exchange = new Exchange((message.params?._meta as { progressToken?: unknown } | undefined)?.progressToken);
+    const exchange = new Exchange(this.backlog, (message.params?._meta as { progressToken?: unknown } | undefined)?.progressToken);
     // Registered before posting: the answer may arrive on the stream before the POST's own response.
     this.exchanges.set(key, exchange);
     const forget = () => {
       if (this.exchanges.get(key) === exchange) this.exchanges.delete(key);
+      exchange.discard();
     };
     try {
       if (this.closed) throw protocolError(this.server.slug, 'closed its stream');
@@ -152,8 +206,8 @@ export class LegacySseConnection {
 
   /** Messages the upstream sends outside any exchange (the client's GET stream relays them), until it closes. */
   async *unsolicited(signal: AbortSignal): AsyncGenerator<UpstreamStreamItem> {
-    const inbox = new Inbox();
-    const listener = (message: JsonRpcMessage) => inbox.push({ message });
+    const inbox = new Inbox(this.backlog);
+    const listener = (item: UpstreamStreamItem) => inbox.push(item);
     const onEnd = () => inbox.end();
     this.listeners.add(listener);
     this.onClose(onEnd);
@@ -162,6 +216,7 @@ export class LegacySseConnection {
     } finally {
       this.listeners.delete(listener);
       this.closeListeners.delete(onEnd);
+      inbox.discard();
     }
   }
 
@@ -174,6 +229,7 @@ export class LegacySseConnection {
     if (this.closed) return;
     this.closed = true;
     this.stop.abort();
+    this.backlog.release();
     for (const exchange of this.exchanges.values()) exchange.end(failure);
     this.exchanges.clear();
     for (const listener of this.closeListeners) listener();
@@ -203,7 +259,11 @@ export class LegacySseConnection {
       try {
         for await (const event of sseEvents(body, maxMessageBytes, this.server.slug)) {
           if (event.event === 'endpoint') announce?.(event.data.trim());
-          else if (isMessageEvent(event)) this.receive(streamItemOf(event.data));
+          else if (isMessageEvent(event)) {
+            this.receive(streamItemOf(event.data));
+            const room = this.backlog.room();
+            if (room) await room;
+          }
         }
         this.close();
       } catch (error) {
@@ -284,7 +344,7 @@ export class LegacySseConnection {
     if (token !== undefined) for (const candidate of this.exchanges.values()) if (candidate.progressToken === token) exchange = candidate;
     if (!exchange) for (const candidate of this.exchanges.values()) exchange = candidate;
     if (exchange) exchange.push(item);
-    else if ('message' in item) for (const listener of this.listeners) listener(item.message);
+    else if ('message' in item) for (const listener of this.listeners) listener(item);
   }
 }
 

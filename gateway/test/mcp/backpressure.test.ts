@@ -55,14 +55,8 @@ async function startFloodingUpstream(): Promise<{ url: string; written(): number
       }
       if (message.method !== 'tools/call') return json(res, { jsonrpc: '2.0', id: message.id, result: {} });
       res.writeHead(200, { 'content-type': 'text/event-stream' });
-      for (let n = 0; n < EVENTS; n++) {
-        const event = { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: `${n} ${EVENT_TEXT}` } };
-        const more = res.write(`event: message\ndata: ${JSON.stringify(event)}\n\n`);
-        written = n + 1;
-        if (!more) await new Promise((resolve) => res.once('drain', resolve));
-        if (res.destroyed) return;
-      }
-      res.end(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: message.id, result: { content: [{ type: 'text', text: 'done' }] } })}\n\n`);
+      await flood(res, message.id, (n) => (written = n));
+      res.end();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -78,6 +72,65 @@ async function startFloodingUpstream(): Promise<{ url: string; written(): number
   };
 }
 
+/** One flood of EVENTS log notifications and then the call's result, written as a well-behaved server writes. */
+async function flood(res: ServerResponse, id: unknown, counted: (written: number) => void): Promise<void> {
+  for (let n = 0; n < EVENTS; n++) {
+    const event = { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: `${n} ${EVENT_TEXT}` } };
+    const more = res.write(`event: message\ndata: ${JSON.stringify(event)}\n\n`);
+    counted(n + 1);
+    if (!more) await new Promise((resolve) => (res.once('drain', resolve), res.once('close', resolve)));
+    if (res.destroyed) return;
+  }
+  res.write(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id, result: { content: [{ type: 'text', text: 'done' }] } })}\n\n`);
+}
+
+/**
+ * The same flooding tool on MCP's legacy HTTP+SSE transport (raw HTTP): every answer and notification comes back on
+ * the GET stream that named the message endpoint, shared by all the requests of that connection.
+ */
+async function startLegacyFloodingUpstream(): Promise<{ url: string; written(): number; close(): Promise<void> }> {
+  let written = 0;
+  const streams = new Map<string, ServerResponse>();
+  const send = (stream: ServerResponse, message: unknown) => stream.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
+  const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const url = new URL(req.url ?? '/', 'http://upstream');
+    if (req.method === 'GET' && url.pathname === '/sse') {
+      const session = String(streams.size + 1);
+      streams.set(session, res);
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(`event: endpoint\ndata: /messages?session=${session}\n\n`);
+      return;
+    }
+    const stream = streams.get(url.searchParams.get('session') ?? '');
+    if (req.method !== 'POST' || url.pathname !== '/messages' || !stream) return void res.writeHead(404).end();
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const message = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id?: number; method: string };
+      res.writeHead(202).end();
+      if (message.id === undefined) return;
+      if (message.method === 'initialize') {
+        return void send(stream, { jsonrpc: '2.0', id: message.id, result: { protocolVersion: '2024-11-05', capabilities: { tools: {}, logging: {} }, serverInfo: { name: 'flood', version: '1' } } });
+      }
+      if (message.method === 'tools/list') {
+        return void send(stream, { jsonrpc: '2.0', id: message.id, result: { tools: [{ name: 'flood', description: 'Floods the client', inputSchema: { type: 'object' } }] } });
+      }
+      if (message.method !== 'tools/call') return void send(stream, { jsonrpc: '2.0', id: message.id, result: {} });
+      void flood(stream, message.id, (n) => (written = n));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/sse`,
+    written: () => written,
+    close: () => new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    }),
+  };
+}
+
 /**
  * Backpressure (docs/gateway.md, Relaying): a client that reads its answer stream slowly holds the upstream back;
  * the edge does not read what it cannot deliver, so its memory does not grow with what the upstream sends.
@@ -85,26 +138,35 @@ async function startFloodingUpstream(): Promise<{ url: string; written(): number
 describe('MCP data plane: a slow client holds its upstream back', () => {
   let platform: TestPlatform;
   let upstream: Awaited<ReturnType<typeof startFloodingUpstream>>;
+  let legacy: Awaited<ReturnType<typeof startLegacyFloodingUpstream>>;
   let gateway: FrontedGateway;
-  let socket: Socket | undefined;
+  const sockets: Socket[] = [];
 
   beforeAll(async () => {
     platform = await startTestPlatform({ env: { ALLOWED_INTERNAL_NETWORKS: '127.0.0.0/8', MCP_PUBLISH_POLICY: 'self_publish', MCP_MAX_MESSAGE_BYTES: String(256 * 1024) } });
-    upstream = await startFloodingUpstream();
-    gateway = await gatewayFronting(platform, 'flood', [{ slug: 'flood', url: upstream.url, timeoutSeconds: 60 }]);
+    [upstream, legacy] = await Promise.all([startFloodingUpstream(), startLegacyFloodingUpstream()]);
+    gateway = await gatewayFronting(platform, 'flood', [
+      { slug: 'flood', url: upstream.url, timeoutSeconds: 60 },
+      { slug: 'legacy', url: legacy.url, transport: 'sse', timeoutSeconds: 60 },
+    ]);
   }, 120_000);
   afterAll(async () => {
-    socket?.destroy();
-    await upstream?.close();
+    for (const socket of sockets) socket.destroy();
+    await Promise.allSettled([upstream?.close(), legacy?.close()]);
     await platform?.stop();
   });
 
-  it('stops taking the upstream\'s stream while the client does not read, and relays all of it once the client does', async () => {
+  /**
+   * Calls `tool` over a raw socket that reads nothing, waits until the upstream can write no more, checks it was held
+   * back far from the 32 MB it has to send, then reads: everything arrives, in order, then the answer.
+   */
+  async function expectHeldBackThenRelayed(tool: string, written: () => number): Promise<void> {
     const session = await rawMcpSession(platform, gateway);
-    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'flood__flood', arguments: {} } });
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: tool, arguments: {} } });
     const url = new URL(platform.url(`/mcp/${gateway.gatewaySlug}`));
-    socket = connect(Number(url.port), url.hostname);
-    await new Promise((resolve) => socket!.once('connect', resolve));
+    const socket = connect(Number(url.port), url.hostname);
+    sockets.push(socket);
+    await new Promise((resolve) => socket.once('connect', resolve));
     socket.pause(); // the client reads nothing yet
     socket.write(
       `POST ${url.pathname} HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${gateway.token}\r\nContent-Type: application/json\r\n` +
@@ -115,26 +177,33 @@ describe('MCP data plane: a slow client holds its upstream back', () => {
     let last = -1;
     for (let stable = 0; stable < 10; ) {
       await new Promise((resolve) => setTimeout(resolve, 200));
-      const now = upstream.written();
+      const now = written();
       stable = now === last && now > 0 ? stable + 1 : 0;
       last = now;
     }
     // Held back by what sockets and the relay buffer (a few MB on loopback), far from the 32 MB it has to send.
-    expect(upstream.written()).toBeLessThan(EVENTS / 2);
+    expect(written()).toBeLessThan(EVENTS / 2);
 
-    // The client reads: everything arrives, in order, then the answer.
     socket.resume();
     let received = '';
     socket.setEncoding('utf8');
     socket.on('data', (chunk: string) => (received += chunk));
     await new Promise<void>((resolve, reject) => {
       const check = () => (received.includes('"result":{"content":[{"type":"text","text":"done"}]}') ? resolve() : undefined);
-      socket!.on('data', check);
-      socket!.once('error', reject);
+      socket.on('data', check);
+      socket.once('error', reject);
     });
-    expect(upstream.written()).toBe(EVENTS);
+    expect(written()).toBe(EVENTS);
     const numbers = [...received.matchAll(/"data":"(\d+) x/g)].map((match) => Number(match[1]));
     expect(numbers).toEqual(Array.from({ length: EVENTS }, (_, n) => n));
+  }
+
+  it('stops taking the upstream\'s stream while the client does not read, and relays all of it once the client does', async () => {
+    await expectHeldBackThenRelayed('flood__flood', () => upstream.written());
+  }, 120_000);
+
+  it('stops taking a legacy SSE upstream\'s shared stream while the client does not read, and relays all of it once the client does', async () => {
+    await expectHeldBackThenRelayed('legacy__flood', () => legacy.written());
   }, 120_000);
 
   it('cuts an upstream GET stream whose event outgrows MCP_MAX_MESSAGE_BYTES instead of buffering it', async () => {

@@ -10,6 +10,7 @@ import { GatewayExposures, type ResolvedGateway } from './exposures';
 import { createIdentityTokenSigner } from './identity-token';
 import { InFlightRequests } from './in-flight';
 import { LegacySseConnection, LegacySseConnections } from './legacy-sse';
+import { PersonCounter } from './person-limits';
 import type { McpSession } from './session';
 import type { OpenedSession } from './session-check';
 import { SessionLiveness } from './session-liveness';
@@ -25,6 +26,10 @@ export interface McpSettings {
   maxMessageBytes: number;
   /** Longest one forwarded request may take in all, however active its upstream stays (MCP's maximum timeout). */
   maxExchangeSeconds: number;
+  /** Most POSTs one person may have in flight on this replica (person-limits.ts). */
+  maxRequestsPerPerson: number;
+  /** Most GET streams one person may hold open on this replica. */
+  maxGetStreamsPerPerson: number;
   /** CIDRs of internal networks upstreams may live in (the address guard's ALLOWED_INTERNAL_NETWORKS). */
   allowedInternalNetworks: string;
 }
@@ -34,6 +39,8 @@ export const DEFAULT_MCP_SETTINGS: McpSettings = {
   sessionMaxAgeSeconds: 24 * 3600,
   maxMessageBytes: 4 * 1024 * 1024,
   maxExchangeSeconds: 3600,
+  maxRequestsPerPerson: 256,
+  maxGetStreamsPerPerson: 32,
   allowedInternalNetworks: '',
 };
 
@@ -47,6 +54,8 @@ export interface DataPlane {
   overrides: UpstreamSessionOverrides;
   liveness: SessionLiveness;
   inFlight: InFlightRequests;
+  /** What each person holds on this replica, against the settings' caps. */
+  perPerson: { requests: PersonCounter; streams: PersonCounter };
   recorder: CallRecorder;
   tokens: ReturnType<typeof createIdentityTokenSigner>;
   /** Sessions this replica opened recently, by id (bounded). */
@@ -103,6 +112,10 @@ export function createDataPlane(deps: EdgeDeps): DataPlane {
     overrides: new UpstreamSessionOverrides(deps.cache, maxAgeMs),
     liveness,
     inFlight,
+    perPerson: {
+      requests: new PersonCounter(settings.maxRequestsPerPerson, 'requests in flight'),
+      streams: new PersonCounter(settings.maxGetStreamsPerPerson, 'open GET streams'),
+    },
     recorder,
     tokens: createIdentityTokenSigner(deps),
     openedSessions: new BoundedMap(10_000),

@@ -33,6 +33,17 @@ import { postToUpstream } from './upstream-client';
  * them. Requests are answered with JSON or an SSE stream; notifications and answers to relayed questions with 202.
  */
 export async function handlePost(plane: DataPlane, req: IncomingMessage, res: ServerResponse, principal: McpPrincipal, readAt: number): Promise<void> {
+  // Counted from before the body is read to the end of the answer: each POST holds the client's socket and, while it
+  // waits, its upstreams' (a batch counts once: it holds at most MAX_BATCH_MESSAGES).
+  const release = plane.perPerson.requests.claim(principal.personId);
+  try {
+    await servePost(plane, req, res, principal, readAt);
+  } finally {
+    release();
+  }
+}
+
+async function servePost(plane: DataPlane, req: IncomingMessage, res: ServerResponse, principal: McpPrincipal, readAt: number): Promise<void> {
   const started = process.hrtime.bigint();
   const body = await readBody(req, plane.settings.maxMessageBytes);
   let message: unknown;

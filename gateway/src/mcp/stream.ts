@@ -40,12 +40,17 @@ export async function handleGet(plane: DataPlane, req: IncomingMessage, res: Ser
   if (closed.aborted) return;
   // The edge is stopping: a stream opened now would be ended at once; the client opens it again on another replica.
   if (plane.draining.aborted) throw new McpHttpError(503, RPC.internalError, 'Service Unavailable: this gateway replica is shutting down; reconnect', { 'retry-after': '1' });
-  claimGetStream(plane, key, closed);
-  const stopWatching = endWhenAccessEnds(plane, principal, recheck, res, closed);
+  const releaseStream = plane.perPerson.streams.claim(principal.personId);
   try {
-    await relayUntilClosed({ plane, principal, resolved, session, sessionKey: key }, new ClientReply(res), closed);
+    claimGetStream(plane, key, closed);
+    const stopWatching = endWhenAccessEnds(plane, principal, recheck, res, closed);
+    try {
+      await relayUntilClosed({ plane, principal, resolved, session, sessionKey: key }, new ClientReply(res), closed);
+    } finally {
+      stopWatching();
+    }
   } finally {
-    stopWatching();
+    releaseStream();
   }
 }
 

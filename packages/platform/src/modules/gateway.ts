@@ -60,6 +60,8 @@ export async function gatewayModule(ctx: PlatformContext, running: RunningModule
           sessionMaxAgeSeconds: env.MCP_SESSION_MAX_AGE_SECONDS,
           maxMessageBytes: env.MCP_MAX_MESSAGE_BYTES,
           maxExchangeSeconds: env.MCP_MAX_EXCHANGE_SECONDS,
+          maxRequestsPerPerson: env.MCP_MAX_REQUESTS_PER_PERSON,
+          maxGetStreamsPerPerson: env.MCP_MAX_GET_STREAMS_PER_PERSON,
           allowedInternalNetworks: env.ALLOWED_INTERNAL_NETWORKS,
         },
         defaultPublishPolicy: env.MCP_PUBLISH_POLICY,

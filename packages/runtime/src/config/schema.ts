@@ -115,6 +115,10 @@ export const environmentSchema = z.object({
    * a maximum timeout regardless of progress notifications); the server's own timeout still bounds each silence.
    */
   MCP_MAX_EXCHANGE_SECONDS: positiveInt.max(7 * 24 * 3600).default(3600),
+  /** Most POST requests one person may have in flight through /mcp/{slug} on one replica (then 429). */
+  MCP_MAX_REQUESTS_PER_PERSON: positiveInt.default(256),
+  /** Most GET streams one person may hold open on /mcp/{slug} on one replica (then 429). */
+  MCP_MAX_GET_STREAMS_PER_PERSON: positiveInt.default(32),
   /** Age in days after which the identity-token signing key is replaced (old public keys stay published a day past the switch). */
   IDENTITY_TOKEN_KEY_ROTATION_DAYS: z.coerce.number().positive().max(365).default(30),
   /** How long an edge remembers the identity-token keys (signing and /.well-known/jwks.json). */

@@ -1,0 +1,86 @@
+import {
+  expectEventually,
+  gatewayFronting,
+  postMcp,
+  rawMcpSession,
+  startMcpUpstream,
+  startTestPlatform,
+  type FrontedGateway,
+  type McpUpstream,
+  type TestPlatform,
+} from '@platform/test';
+
+/**
+ * What one person may hold on a replica (docs/gateway.md, Limits and choices): POSTs in flight and GET streams are
+ * capped per person (429 with Retry-After beyond), released when they end, and one person's use never counts against
+ * another's.
+ */
+describe('MCP data plane: caps per person', () => {
+  let platform: TestPlatform;
+  let upstream: McpUpstream;
+  let ada: FrontedGateway;
+  let bob: FrontedGateway;
+
+  beforeAll(async () => {
+    upstream = await startMcpUpstream({ name: 'caps' });
+    platform = await startTestPlatform({
+      env: { ALLOWED_INTERNAL_NETWORKS: '127.0.0.0/8', MCP_PUBLISH_POLICY: 'self_publish', MCP_MAX_REQUESTS_PER_PERSON: '2', MCP_MAX_GET_STREAMS_PER_PERSON: '1' },
+    });
+    ada = await gatewayFronting(platform, 'ada', [{ slug: 'caps', url: upstream.url }]);
+    bob = await gatewayFronting(platform, 'bob', [{ slug: 'caps', url: upstream.url }]);
+  }, 120_000);
+
+  afterAll(async () => {
+    await platform?.stop();
+    await upstream?.close();
+  });
+
+  const slowCall = (gateway: FrontedGateway, session: string, id: number) =>
+    postMcp(platform, gateway, { jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'caps__slow', arguments: { steps: 1, stepMs: 1_500 } } }, session, '2025-06-18');
+  const ping = (gateway: FrontedGateway, session: string) => postMcp(platform, gateway, { jsonrpc: '2.0', id: 99, method: 'ping' }, session, '2025-06-18');
+
+  it('refuses a POST beyond the person\'s requests in flight with 429, for that person only, until one ends', async () => {
+    const [adaSession, bobSession] = await Promise.all([rawMcpSession(platform, ada), rawMcpSession(platform, bob)]);
+    const inFlight = [slowCall(ada, adaSession, 1), slowCall(ada, adaSession, 2)];
+    // Both have reached the upstream: the person holds two.
+    await expectEventually(async () => {
+      const refused = await ping(ada, adaSession);
+      expect(refused.status).toBe(429);
+      expect(refused.headers.get('retry-after')).toBe('1');
+      expect(await refused.json()).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32000, message: expect.stringMatching(/at most 2 requests in flight per person/) } });
+    });
+    // Another person is not held back by Ada's requests.
+    expect((await ping(bob, bobSession)).status).toBe(200);
+
+    const answered = await Promise.all(inFlight);
+    expect(answered.map((response) => response.status)).toEqual([200, 200]);
+    await Promise.all(answered.map((response) => response.text()));
+    expect((await ping(ada, adaSession)).status).toBe(200);
+  }, 30_000);
+
+  it('refuses a GET stream beyond the person\'s open streams with 429 and serves it once the first closes', async () => {
+    const [first, second] = await Promise.all([rawMcpSession(platform, ada), rawMcpSession(platform, ada)]);
+    const openStream = (session: string, signal?: AbortSignal) =>
+      fetch(platform.url(`/mcp/${ada.gatewaySlug}`), {
+        headers: { authorization: `Bearer ${ada.token}`, accept: 'text/event-stream', 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' },
+        ...(signal ? { signal } : {}),
+      });
+    const holding = new AbortController();
+    const held = await openStream(first, holding.signal);
+    expect(held.status).toBe(200);
+
+    const refused = await openStream(second);
+    expect(refused.status).toBe(429);
+    expect(await refused.json()).toMatchObject({ error: { code: -32000, message: expect.stringMatching(/at most 1 open GET streams per person/) } });
+
+    holding.abort();
+    await held.body?.cancel().catch(() => undefined);
+    await expectEventually(async () => {
+      const controller = new AbortController();
+      const reopened = await openStream(second, controller.signal);
+      controller.abort();
+      await reopened.body?.cancel().catch(() => undefined);
+      expect(reopened.status).toBe(200);
+    });
+  }, 30_000);
+});

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { MCP_SERVER_MANAGERS, TEAM_MEMBERS_AND_PLATFORM_STAFF } from '../auth/policy';
 import { requestContextOf, teamOf } from '../auth/caller';
 import type { EdgeDeps } from '../edge-deps';
+import { pageQuery, pageResponse } from '../pagination';
 import { capabilitySchema, presentCapability } from '../presenters/capability';
 import { defineRoute, type AnyRouteDefinition } from '../route';
 import { teamParam } from '../team-ref';
@@ -10,7 +11,7 @@ const MANAGE = MCP_SERVER_MANAGERS;
 const READ = TEAM_MEMBERS_AND_PLATFORM_STAFF;
 
 const serverParams = z.object({ team: teamParam, serverId: z.uuid().meta({ description: 'MCP server id.' }) });
-const capabilityList = z.array(capabilitySchema);
+const capabilityPage = pageResponse(capabilitySchema);
 
 /** Capabilities of a team's MCP servers: discovering them upstream, and reading what was discovered. */
 export function capabilityRoutes(deps: EdgeDeps): AnyRouteDefinition[] {
@@ -26,17 +27,25 @@ export function capabilityRoutes(deps: EdgeDeps): AnyRouteDefinition[] {
       description:
         'Connects to the server (through the address guard, with its credential and timeout) and lists its tools, ' +
         'resources, resource templates and prompts. New capabilities are stored unapproved; changed definitions get a ' +
-        'new fingerprint; missing ones get `goneAt`. Audited as `mcp_server.refresh` (counts only).',
+        'new fingerprint; missing ones get `goneAt`. Audited as `mcp_server.refresh` (counts only). A server listing more ' +
+        'than 10,000 capabilities (all kinds together) is refused: nothing is stored and the refresh fails. Answers the first ' +
+        'page of the present capabilities (`limit` as in lists); `nextCursor` continues with `GET …/capabilities` ' +
+        '(without `includeGone`).',
       tags: ['mcp-servers'],
       auth: MANAGE,
-      request: { params: serverParams },
+      request: { params: serverParams, query: pageQuery.pick({ limit: true }) },
       responses: {
-        200: { description: 'The server\'s present capabilities, by kind then name', schema: capabilityList },
+        200: { description: 'The first page of the server\'s present capabilities, by kind then name', schema: capabilityPage },
         503: { description: 'The server could not be reached or answered wrongly (`unavailable`); recorded as its last refresh error' },
       },
       handler: async (ctx) => {
-        const response = await catalog().refreshMcpServer({ context: requestContextOf(ctx), teamId: teamOf(ctx).id, serverId: ctx.params.serverId });
-        return { data: response.capabilities.map(presentCapability) };
+        const response = await catalog().refreshMcpServer({
+          context: requestContextOf(ctx),
+          teamId: teamOf(ctx).id,
+          serverId: ctx.params.serverId,
+          page: { pageSize: ctx.query.limit, cursor: '' },
+        });
+        return { data: response.capabilities.map(presentCapability), nextCursor: response.page?.nextCursor || null };
       },
     }),
 
@@ -45,16 +54,22 @@ export function capabilityRoutes(deps: EdgeDeps): AnyRouteDefinition[] {
       path: '/v1/teams/{team}/mcp-servers/{serverId}/capabilities',
       operationId: 'listCapabilities',
       summary: 'List an MCP server\'s capabilities',
+      description: 'Keyset pages by kind (tool, resource, resource template, prompt), then name, then id.',
       tags: ['mcp-servers'],
       auth: READ,
       request: {
         params: serverParams,
-        query: z.object({ includeGone: z.boolean().default(false).meta({ description: 'Include capabilities gone upstream.' }) }),
+        query: pageQuery.extend({ includeGone: z.boolean().default(false).meta({ description: 'Include capabilities gone upstream.' }) }),
       },
-      responses: { 200: { description: 'The server\'s capabilities, by kind then name', schema: capabilityList } },
+      responses: { 200: { description: 'A page of the server\'s capabilities', schema: capabilityPage } },
       handler: async (ctx) => {
-        const response = await catalog().listCapabilities({ teamId: teamOf(ctx).id, serverId: ctx.params.serverId, includeGone: ctx.query.includeGone });
-        return { data: response.capabilities.map(presentCapability) };
+        const response = await catalog().listCapabilities({
+          teamId: teamOf(ctx).id,
+          serverId: ctx.params.serverId,
+          includeGone: ctx.query.includeGone,
+          page: { pageSize: ctx.query.limit, cursor: ctx.query.cursor ?? '' },
+        });
+        return { data: response.capabilities.map(presentCapability), nextCursor: response.page?.nextCursor || null };
       },
     }),
   ];

@@ -1,19 +1,13 @@
 import type { ListCapabilitiesRequest, ListCapabilitiesResponse, RefreshMcpServerRequest } from '@platform/proto/gen/platform/catalog/v1/catalog';
-import { ActorKind, type RequestContext } from '@platform/proto/gen/platform/common/v1/common';
+import { ActorKind, type PageRequest, type RequestContext } from '@platform/proto/gen/platform/common/v1/common';
 import { catalogChangeCommitted, AppError, auditContext, parseAllowedNetworks, writeAuditEvent, type Transaction } from '@platform/runtime';
 import { SCHEMA, type CatalogDeps } from '../deps';
-import {
-  listServerCapabilities,
-  markCapabilitiesGone,
-  recordRefreshOutcome,
-  toCapability,
-  upsertCapabilities,
-  type CapabilityRow,
-} from '../store/capabilities-store';
+import { listServerCapabilities, markCapabilitiesGone, recordRefreshOutcome, upsertCapabilities, type CapabilityRow } from '../store/capabilities-store';
 import type { McpServerRow } from '../store/mcp-servers-mappers';
 import { findTeamMcpServer } from '../store/mcp-servers-store';
 import { sameUpstreamConnection } from '../store/upstream-connection';
 import { finishRefreshRound, releaseRefreshLease, takeRefreshLease } from '../store/refresh-store';
+import { capabilityPage } from './capability-pages';
 import { discoverCapabilities, DiscoveryError, type DiscoveredCapability, type DiscoveryTarget } from './discovery';
 import { UUID } from './gateway-rules';
 import { writableTeam } from './publish-policy';
@@ -96,6 +90,13 @@ async function lockedAsProbed(tx: Transaction, probed: McpServerRow): Promise<Mc
   return sameUpstreamConnection(locked, probed) ? locked : null;
 }
 
+/** The failure as recorded on the server and answered: its class, and why the platform refused the answer if it did. */
+function refreshErrorMessage(error: DiscoveryError): string {
+  return error.refusal
+    ? `The MCP server's answer was refused (${error.errorClass}): ${error.refusal}`
+    : `The MCP server could not be reached: ${error.errorClass}`;
+}
+
 /** Discovery rounds one lease holder runs back to back for refreshes asked meanwhile, before it lets go. */
 const MAX_ROUNDS = 3;
 
@@ -105,29 +106,34 @@ const discoveryBudgetSeconds = (server: McpServerRow) => Math.max(60, server.tim
 /**
  * Discovers the server's capabilities upstream and stores them: new ones unapproved, seen ones with their current
  * definition and fingerprint (approvals kept, so a change shows), missing ones gone. The outcome is recorded on the
- * server (refreshed_at, or last_refresh_error with the failure's class) and audited `mcp_server.refresh` with counts;
+ * server (refreshed_at, or last_refresh_error with the failure's class and any refusal's reason) and audited `mcp_server.refresh` with counts;
  * edges are told when capabilities changed. An unreachable or misbehaving upstream is 503 `unavailable`. A team's
  * refresh (a person, API key or service account) is refused while the team is archived (409 `team_archived`); the
- * platform's own (scheduler, data plane) is not.
+ * platform's own (scheduler, data plane) is not. The answer is the first page of the present capabilities, of
+ * `page.pageSize`; its cursor continues with listCapabilities (docs/catalog.md, What a refresh answers).
  *
  * One discovery of a server runs at a time across replicas (a lease on the row). A refresh asked for while another
  * runs is coalesced: the running one discovers once more when its round ends (so a change announced during a round
- * is not missed), and the caller gets the stored list at once. A round whose server's connection changed meanwhile
+ * is not missed), and the caller gets the stored list's first page at once. A round whose server's connection changed meanwhile
  * (URL, transport or headers) stores nothing and is followed by one over the new connection. At most MAX_ROUNDS rounds; when the
- * last one was discarded, the caller gets the stored list. `signal` stops the discovery (shutdown).
+ * last one was discarded, the caller gets the stored list's first page. `signal` stops the discovery (shutdown).
  */
 export async function refreshMcpServer(deps: CatalogDeps, request: RefreshMcpServerRequest, signal?: AbortSignal): Promise<ListCapabilitiesResponse> {
   if (!askedBySystem(request.context)) await writableTeam(deps, request.teamId);
   const server = await teamServer(deps, request.teamId, request.serverId);
   const leaseSeconds = discoveryBudgetSeconds(server) + 30;
-  if (!(await takeRefreshLease(deps.db, server.id, leaseSeconds))) return storedCapabilities(deps, server.id);
+  // A refresh answers the first page: a cursor has nothing to continue here.
+  const answerPage = { pageSize: request.page?.pageSize ?? 0, cursor: '' };
+  if (!(await takeRefreshLease(deps.db, server.id, leaseSeconds))) return capabilityPage(deps.db, server.id, false, answerPage);
   let context = request.context;
   try {
     for (let round = 1; ; round++) {
       const current = round === 1 ? server : await teamServer(deps, request.teamId, request.serverId);
-      const result = await discoverAndStore(deps, current, context, signal);
+      const result = await discoverAndStore(deps, current, { context, answerPage }, signal);
       const discarded = result === null;
-      if (!(await finishRefreshRound(deps.db, server.id, leaseSeconds, round < MAX_ROUNDS, discarded))) return result ?? (await storedCapabilities(deps, server.id));
+      if (!(await finishRefreshRound(deps.db, server.id, leaseSeconds, round < MAX_ROUNDS, discarded))) {
+        return result ?? (await capabilityPage(deps.db, server.id, false, answerPage));
+      }
       // A repeat asked for by other callers is the system's doing; a round redone over the new connection is still this caller's.
       if (!discarded) context = undefined;
     }
@@ -139,10 +145,6 @@ export async function refreshMcpServer(deps: CatalogDeps, request: RefreshMcpSer
   }
 }
 
-async function storedCapabilities(deps: CatalogDeps, serverId: string): Promise<ListCapabilitiesResponse> {
-  return { capabilities: (await listServerCapabilities(deps.db, serverId, false)).map(toCapability) };
-}
-
 /**
  * One discovery round over the connection `server` names, and its outcome stored. Null when the server's URL,
  * transport or headers changed while it ran: then nothing is stored, audited or announced.
@@ -150,7 +152,7 @@ async function storedCapabilities(deps: CatalogDeps, serverId: string): Promise<
 async function discoverAndStore(
   deps: CatalogDeps,
   server: McpServerRow,
-  context: RequestContext | undefined,
+  { context, answerPage }: { context: RequestContext | undefined; answerPage: PageRequest },
   signal: AbortSignal | undefined,
 ): Promise<ListCapabilitiesResponse | null> {
   const deadline = AbortSignal.timeout(discoveryBudgetSeconds(server) * 1000);
@@ -161,7 +163,7 @@ async function discoverAndStore(
     if (!(error instanceof DiscoveryError)) throw error;
     // Stopped by the caller (shutdown): nothing was learnt about the upstream.
     if (signal?.aborted) throw new AppError('unavailable', 'The refresh was stopped');
-    const message = `The MCP server could not be reached: ${error.errorClass}`;
+    const message = refreshErrorMessage(error);
     const recorded = await deps.db.transaction(async (tx) => {
       if (!(await lockedAsProbed(tx, server))) return false;
       await recordRefreshOutcome(tx, server.id, message);
@@ -175,10 +177,10 @@ async function discoverAndStore(
   }
 
   let changed = false;
-  const rows = await deps.db.transaction(async (tx) => {
+  const answer = await deps.db.transaction(async (tx) => {
     const locked = await lockedAsProbed(tx, server);
     if (!locked) return null;
-    const before = await listServerCapabilities(tx, server.id, true);
+    const before = await listServerCapabilities(tx, server.id);
     const present = new Set(found.map((item) => `${item.kind}\u0000${item.name}`));
     const goneIds = before.filter((row) => row.gone_at === null && !present.has(`${row.kind}\u0000${row.name}`)).map((row) => row.id);
     await upsertCapabilities(tx, server.id, found);
@@ -187,17 +189,16 @@ async function discoverAndStore(
     const counts = refreshCounts(found, before, goneIds);
     changed = counts.added + counts.returned + counts.redefined + counts.gone > 0;
     await auditRefresh(tx, context, locked, { outcome: 'succeeded', ...counts });
-    return listServerCapabilities(tx, server.id, false);
+    return capabilityPage(tx, server.id, false, answerPage);
   });
-  if (rows === null) return null;
+  if (answer === null) return null;
   // Edges remember what gateways expose: a capability that appeared, came back, changed or went must be looked up again.
   if (changed) await catalogChangeCommitted(deps);
-  return { capabilities: rows.map(toCapability) };
+  return answer;
 }
 
-/** The server's stored capabilities, by kind then name; gone ones only when asked for. */
+/** A page of the server's stored capabilities, by kind then name; gone ones only when asked for. */
 export async function listCapabilities(deps: CatalogDeps, request: ListCapabilitiesRequest): Promise<ListCapabilitiesResponse> {
   const server = await teamServer(deps, request.teamId, request.serverId);
-  const rows = await listServerCapabilities(deps.db, server.id, request.includeGone);
-  return { capabilities: rows.map(toCapability) };
+  return capabilityPage(deps.db, server.id, request.includeGone, request.page);
 }

@@ -70,7 +70,8 @@ export interface DiscoveryTarget {
 export type DiscoveryErrorClass = 'timeout' | 'connection_refused' | 'address_not_allowed' | 'http_error' | 'protocol_error' | 'unreachable';
 
 export class DiscoveryError extends Error {
-  constructor(readonly errorClass: DiscoveryErrorClass, cause: unknown) {
+  /** `refusal`: why the platform refused what the upstream answered, in the platform's words (never the upstream's). */
+  constructor(readonly errorClass: DiscoveryErrorClass, cause: unknown, readonly refusal?: string) {
     super(`MCP discovery failed: ${errorClass}`, { cause });
     this.name = 'DiscoveryError';
   }
@@ -78,6 +79,17 @@ export class DiscoveryError extends Error {
 
 /** Safety stop against an upstream that pages forever. */
 const MAX_PAGES = 100;
+
+/**
+ * The most capabilities the catalog takes from one server, all kinds together, as listed: far more than a real
+ * server offers, and a bound on what one upstream makes the catalog hold, compare at each refresh and list. A
+ * discovery listing more fails (protocol_error) and stores nothing.
+ */
+export const MAX_CAPABILITIES_PER_SERVER = 10_000;
+
+function refused(refusal: string): DiscoveryError {
+  return new DiscoveryError('protocol_error', new Error(refusal), refusal);
+}
 
 /**
  * A fetch for the SDK whose every connection passes the address guard (undici with the guarded dispatcher), never
@@ -97,17 +109,21 @@ export function transportFor(target: DiscoveryTarget, fetch: (url: string | URL,
   return new StreamableHTTPClientTransport(url, { requestInit, fetch, reconnectionOptions: { maxRetries: 0, initialReconnectionDelay: 1000, maxReconnectionDelay: 1000, reconnectionDelayGrowFactor: 1 } });
 }
 
-/** Every page of one `.../list` method. */
-async function allPages<T>(list: (cursor: string | undefined) => Promise<{ items: T[]; nextCursor?: string | undefined }>): Promise<T[]> {
+/**
+ * Every page of one `.../list` method, stopping as soon as it lists more than `room` items (what is left of the
+ * server's bound): an upstream over it is not read to its end.
+ */
+async function allPages<T>(list: (cursor: string | undefined) => Promise<{ items: T[]; nextCursor?: string | undefined }>, room: number): Promise<T[]> {
   const items: T[] = [];
   let cursor: string | undefined;
   for (let page = 0; page < MAX_PAGES; page++) {
     const answer = await list(cursor);
     items.push(...answer.items);
+    if (items.length > room) throw refused(`it lists more than ${MAX_CAPABILITIES_PER_SERVER.toLocaleString('en-US')} capabilities, the most the platform takes from one server`);
     if (!answer.nextCursor) return items;
     cursor = answer.nextCursor;
   }
-  throw new DiscoveryError('protocol_error', new Error(`more than ${MAX_PAGES} pages`));
+  throw refused(`it lists more than ${MAX_PAGES} pages of one kind of capability`);
 }
 
 export function classify(error: unknown): DiscoveryErrorClass {
@@ -139,26 +155,28 @@ export async function discoverCapabilities(target: DiscoveryTarget, signal?: Abo
     const advertised = client.getServerCapabilities() ?? {};
     const found: DiscoveredCapability[] = [];
     const add = (kind: CapabilityKind, items: object[]) => found.push(...items.map((item) => toDiscovered(kind, item as Record<string, unknown>)));
+    const room = () => MAX_CAPABILITIES_PER_SERVER - found.length;
     if (advertised.tools) add('tool', await allPages(async (cursor) => {
       const answer = await client.listTools(cursor ? { cursor } : {}, options);
       return { items: answer.tools, nextCursor: answer.nextCursor };
-    }));
+    }, room()));
     if (advertised.resources) {
       add('resource', await allPages(async (cursor) => {
         const answer = await client.listResources(cursor ? { cursor } : {}, options);
         return { items: answer.resources, nextCursor: answer.nextCursor };
-      }));
+      }, room()));
       add('resource_template', await allPages(async (cursor) => {
         const answer = await client.listResourceTemplates(cursor ? { cursor } : {}, options);
         return { items: answer.resourceTemplates, nextCursor: answer.nextCursor };
-      }));
+      }, room()));
     }
     if (advertised.prompts) add('prompt', await allPages(async (cursor) => {
       const answer = await client.listPrompts(cursor ? { cursor } : {}, options);
       return { items: answer.prompts, nextCursor: answer.nextCursor };
-    }));
+    }, room()));
     return dedupe(found);
   } catch (error) {
+    if (error instanceof DiscoveryError) throw error;
     // An overall deadline (AbortSignal.timeout) is a timeout too; any other abort is the caller stopping.
     throw new DiscoveryError(signal?.aborted && (signal.reason as Error)?.name === 'TimeoutError' ? 'timeout' : classify(error), error);
   } finally {

@@ -26,15 +26,39 @@ export interface CapabilityRow {
 const COLUMNS = `id, server_id, kind, name, title, description, definition, fingerprint, approved_fingerprint, approved_at,
   approved_by, approved_by_name, first_seen_at, last_seen_at, gone_at`;
 
-/** Kinds in the order lists show them. */
-const KIND_ORDER = `CASE kind WHEN 'tool' THEN 1 WHEN 'resource' THEN 2 WHEN 'resource_template' THEN 3 ELSE 4 END`;
+/**
+ * A kind's place in the order lists show them (tool, resource, resource_template, prompt). Migration 0013 indexes
+ * this very expression of `kind`: a query must spell it the same way for the planner to use those indexes.
+ */
+const kindOrderOf = (kind: string) => `CASE ${kind} WHEN 'tool' THEN 1 WHEN 'resource' THEN 2 WHEN 'resource_template' THEN 3 ELSE 4 END`;
+const LIST_ORDER = `${kindOrderOf('kind')}, name, id`;
 
-export async function listServerCapabilities(db: Queryable, serverId: string, includeGone: boolean): Promise<CapabilityRow[]> {
+/** Every capability of the server, gone ones included, in no order: what a refresh compares a discovery with. */
+export async function listServerCapabilities(db: Queryable, serverId: string): Promise<CapabilityRow[]> {
+  const { rows } = await db.query<CapabilityRow>(`SELECT ${COLUMNS} FROM catalog.capabilities WHERE server_id = $1`, [serverId]);
+  return rows;
+}
+
+/** Where a page of capabilities starts: after this capability of the server. */
+export type CapabilityPosition = Pick<CapabilityRow, 'id' | 'kind' | 'name'>;
+
+/**
+ * A page of the server's capabilities in list order (kind, name, id: unique, and never changed for an id), after
+ * `after` when given; gone ones only when asked for. One row more than `limit` tells a next page exists. Served by
+ * migration 0013's indexes (present ones have their own), so a page reads about a page of rows.
+ */
+export async function listCapabilityPage(
+  db: Queryable,
+  serverId: string,
+  options: { includeGone: boolean; after: CapabilityPosition | null; limit: number },
+): Promise<CapabilityRow[]> {
+  const { after } = options;
   const { rows } = await db.query<CapabilityRow>(
     `SELECT ${COLUMNS} FROM catalog.capabilities
       WHERE server_id = $1 AND ($2::boolean OR gone_at IS NULL)
-      ORDER BY ${KIND_ORDER}, name`,
-    [serverId, includeGone],
+        AND ($3::uuid IS NULL OR (${LIST_ORDER}) > (${kindOrderOf('$4::text')}, $5::text, $3::uuid))
+      ORDER BY ${LIST_ORDER} LIMIT $6`,
+    [serverId, options.includeGone, after?.id ?? null, after?.kind ?? null, after?.name ?? null, options.limit + 1],
   );
   return rows;
 }

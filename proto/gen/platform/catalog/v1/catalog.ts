@@ -400,16 +400,24 @@ export interface RefreshMcpServerRequest {
   context?: RequestContext | undefined;
   teamId: string;
   serverId: string;
+  /**
+   * The answer is the first page of the present capabilities: only page_size is read. Its next_cursor continues
+   * with ListCapabilities (include_gone false).
+   */
+  page?: PageRequest | undefined;
 }
 
 export interface ListCapabilitiesRequest {
   teamId: string;
   serverId: string;
   includeGone: boolean;
+  page?: PageRequest | undefined;
 }
 
+/** A page of a server's capabilities, by kind (tool, resource, resource_template, prompt) then name then id. */
 export interface ListCapabilitiesResponse {
   capabilities: Capability[];
+  page?: PageInfo | undefined;
 }
 
 export interface ApproveCapabilityRequest {
@@ -5613,7 +5621,7 @@ export const Capability: MessageFns<Capability> = {
 };
 
 function createBaseRefreshMcpServerRequest(): RefreshMcpServerRequest {
-  return { context: undefined, teamId: "", serverId: "" };
+  return { context: undefined, teamId: "", serverId: "", page: undefined };
 }
 
 export const RefreshMcpServerRequest: MessageFns<RefreshMcpServerRequest> = {
@@ -5626,6 +5634,9 @@ export const RefreshMcpServerRequest: MessageFns<RefreshMcpServerRequest> = {
     }
     if (message.serverId !== "") {
       writer.uint32(26).string(message.serverId);
+    }
+    if (message.page !== undefined) {
+      PageRequest.encode(message.page, writer.uint32(34).fork()).join();
     }
     return writer;
   },
@@ -5667,6 +5678,14 @@ export const RefreshMcpServerRequest: MessageFns<RefreshMcpServerRequest> = {
             message.serverId = reader.string();
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.page = PageRequest.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -5692,6 +5711,7 @@ export const RefreshMcpServerRequest: MessageFns<RefreshMcpServerRequest> = {
         : isSet(object.server_id)
         ? globalThis.String(object.server_id)
         : "",
+      page: isSet(object.page) ? PageRequest.fromJSON(object.page) : undefined,
     };
   },
 
@@ -5706,12 +5726,15 @@ export const RefreshMcpServerRequest: MessageFns<RefreshMcpServerRequest> = {
     if (message.serverId !== "") {
       obj.serverId = message.serverId;
     }
+    if (message.page !== undefined) {
+      obj.page = PageRequest.toJSON(message.page);
+    }
     return obj;
   },
 };
 
 function createBaseListCapabilitiesRequest(): ListCapabilitiesRequest {
-  return { teamId: "", serverId: "", includeGone: false };
+  return { teamId: "", serverId: "", includeGone: false, page: undefined };
 }
 
 export const ListCapabilitiesRequest: MessageFns<ListCapabilitiesRequest> = {
@@ -5724,6 +5747,9 @@ export const ListCapabilitiesRequest: MessageFns<ListCapabilitiesRequest> = {
     }
     if (message.includeGone !== false) {
       writer.uint32(24).bool(message.includeGone);
+    }
+    if (message.page !== undefined) {
+      PageRequest.encode(message.page, writer.uint32(34).fork()).join();
     }
     return writer;
   },
@@ -5765,6 +5791,14 @@ export const ListCapabilitiesRequest: MessageFns<ListCapabilitiesRequest> = {
             message.includeGone = reader.bool();
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.page = PageRequest.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -5794,6 +5828,7 @@ export const ListCapabilitiesRequest: MessageFns<ListCapabilitiesRequest> = {
         : isSet(object.include_gone)
         ? globalThis.Boolean(object.include_gone)
         : false,
+      page: isSet(object.page) ? PageRequest.fromJSON(object.page) : undefined,
     };
   },
 
@@ -5808,18 +5843,24 @@ export const ListCapabilitiesRequest: MessageFns<ListCapabilitiesRequest> = {
     if (message.includeGone !== false) {
       obj.includeGone = message.includeGone;
     }
+    if (message.page !== undefined) {
+      obj.page = PageRequest.toJSON(message.page);
+    }
     return obj;
   },
 };
 
 function createBaseListCapabilitiesResponse(): ListCapabilitiesResponse {
-  return { capabilities: [] };
+  return { capabilities: [], page: undefined };
 }
 
 export const ListCapabilitiesResponse: MessageFns<ListCapabilitiesResponse> = {
   encode(message: ListCapabilitiesResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     for (const v of message.capabilities) {
       Capability.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.page !== undefined) {
+      PageInfo.encode(message.page, writer.uint32(18).fork()).join();
     }
     return writer;
   },
@@ -5845,6 +5886,14 @@ export const ListCapabilitiesResponse: MessageFns<ListCapabilitiesResponse> = {
             message.capabilities.push(Capability.decode(reader, reader.uint32()));
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.page = PageInfo.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -5862,6 +5911,7 @@ export const ListCapabilitiesResponse: MessageFns<ListCapabilitiesResponse> = {
       capabilities: globalThis.Array.isArray(object?.capabilities)
         ? object.capabilities.map((e: any) => Capability.fromJSON(e))
         : [],
+      page: isSet(object.page) ? PageInfo.fromJSON(object.page) : undefined,
     };
   },
 
@@ -5869,6 +5919,9 @@ export const ListCapabilitiesResponse: MessageFns<ListCapabilitiesResponse> = {
     const obj: any = {};
     if (message.capabilities?.length) {
       obj.capabilities = message.capabilities.map((e) => Capability.toJSON(e));
+    }
+    if (message.page !== undefined) {
+      obj.page = PageInfo.toJSON(message.page);
     }
     return obj;
   },

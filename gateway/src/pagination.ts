@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { AppError } from '@platform/runtime';
 
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 200;
@@ -40,31 +39,4 @@ export function pageResponse<T extends z.ZodType>(itemSchema: T) {
 
 export function isPageResponseSchema(schema: z.ZodType): boolean {
   return pageSchemas.has(schema);
-}
-
-/** An opaque cursor: base64url of the JSON of whatever position the list needs to resume from. */
-export function encodeCursor(position: unknown): string {
-  return Buffer.from(JSON.stringify(position), 'utf8').toString('base64url');
-}
-
-/**
- * Reads a cursor made by `encodeCursor`; a cursor that does not decode (or, given a schema, does not match it)
- * is a 400 naming `cursor`.
- */
-export function decodeCursor<T = unknown>(cursor: string, schema?: z.ZodType<T>): T {
-  const malformed = () =>
-    new AppError('invalid_request', 'The cursor is malformed; start again from the first page', {
-      fields: [{ field: 'cursor', problem: 'malformed cursor' }],
-    });
-  if (!/^[A-Za-z0-9_-]+$/.test(cursor)) throw malformed();
-  let value: unknown;
-  try {
-    value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-  } catch {
-    throw malformed();
-  }
-  if (!schema) return value as T;
-  const parsed = schema.safeParse(value);
-  if (!parsed.success) throw malformed();
-  return parsed.data;
 }

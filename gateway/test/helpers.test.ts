@@ -3,9 +3,7 @@ import { AppError } from '@platform/runtime';
 import {
   assertRevision,
   createEdgeApp,
-  decodeCursor,
   defineRoute,
-  encodeCursor,
   parseIfMatch,
   parseTeamRef,
   requireIfMatch,
@@ -62,26 +60,6 @@ describe('parseTeamRef', () => {
   });
 });
 
-describe('cursors', () => {
-  it('round-trips a position', () => {
-    const cursor = encodeCursor({ after: '2024-01-01T00:00:00Z', id: 42 });
-    expect(cursor).toMatch(/^[A-Za-z0-9_-]+$/);
-    expect(decodeCursor(cursor)).toEqual({ after: '2024-01-01T00:00:00Z', id: 42 });
-    expect(decodeCursor(cursor, z.object({ id: z.number() }))).toEqual({ id: 42 });
-  });
-
-  it('refuses malformed cursors with 400 naming cursor', () => {
-    for (const cursor of ['%%%', 'bm90IGpzb24', encodeCursor({ other: 1 })]) {
-      try {
-        decodeCursor(cursor, z.object({ id: z.number() }));
-        throw new Error('expected a failure');
-      } catch (error) {
-        expect(error).toBeInstanceOf(AppError);
-        expect((error as AppError).fields).toEqual([{ field: 'cursor', problem: 'malformed cursor' }]);
-      }
-    }
-  });
-});
 
 describe('defineRoute', () => {
   const base = {

@@ -1,12 +1,8 @@
 import { z } from 'zod';
-import {
-  AppError,
-} from '@platform/runtime';
+import { AppError, decodeCursor, encodeCursor } from '@platform/runtime';
 import {
   assertRevision,
-  decodeCursor,
   defineRoute,
-  encodeCursor,
   pageQuery,
   pageResponse,
   parseTeamRef,
@@ -82,7 +78,7 @@ export const listThings = defineRoute({
   request: { query: pageQuery.extend({ enabled: z.boolean().optional(), tag: z.array(z.string()).optional() }) },
   responses: { 200: { description: 'A page of things', schema: pageResponse(thing) } },
   handler: async (ctx) => {
-    const after = ctx.query.cursor ? decodeCursor(ctx.query.cursor, cursorPosition).after : 0;
+    const after = ctx.query.cursor ? decodeCursor(ctx.query.cursor, (value) => cursorPosition.safeParse(value).data ?? null).after : 0;
     const ids = Array.from({ length: ctx.query.limit }, (_, i) => after + i + 1);
     return {
       data: ids.map((id) => ({ id, name: `thing ${id}`, enabled: ctx.query.enabled ?? true, tags: ctx.query.tag ?? [] })),

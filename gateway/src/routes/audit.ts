@@ -1,8 +1,9 @@
 import { z } from 'zod';
+import { decodeCursor, encodeCursor } from '@platform/runtime';
 import type { EdgeDeps } from '../edge-deps';
 import { callerOf, teamOf } from '../auth/caller';
 import type { RoutePolicy } from '../auth/policy';
-import { decodeCursor, encodeCursor, pageQuery, pageResponse } from '../pagination';
+import { pageQuery, pageResponse } from '../pagination';
 import { auditEntrySchema, presentAuditEntry } from '../presenters/audit-entry';
 import { defineRoute, type AnyRouteDefinition } from '../route';
 import { teamParam } from '../team-ref';
@@ -63,7 +64,7 @@ export function auditRoutes(deps: EdgeDeps): AnyRouteDefinition[] {
       responses: { 200: { description: 'A page of audit entries', schema: pageResponse(auditEntrySchema) } },
       handler: async (ctx) => {
         const { query } = ctx;
-        const cursor = query.cursor ? decodeCursor(query.cursor, cursorPosition).before : '';
+        const cursor = query.cursor ? decodeCursor(query.cursor, (value) => cursorPosition.safeParse(value).data ?? null).before : '';
         const answer = await identity().listAuditEntries({
           teamId: teamOf(ctx).id,
           page: { pageSize: query.limit, cursor },

@@ -10,6 +10,8 @@ export interface PgliteArtifacts {
   pgliteWasmModule: WasmModule;
   initdbWasmModule: WasmModule;
   fsBundle: Blob;
+  /** Contrib extensions the services' migrations create (identity: pg_trgm, for people search). */
+  extensions: NonNullable<PGliteOptions['extensions']>;
 }
 
 let loading: Promise<PgliteArtifacts> | undefined;
@@ -22,13 +24,15 @@ let loading: Promise<PgliteArtifacts> | undefined;
 export function loadPgliteArtifacts(): Promise<PgliteArtifacts> {
   loading ??= (async () => {
     const dist = dirname(require.resolve('@electric-sql/pglite'));
-    const [pglite, initdb, bundle] = await Promise.all([
+    const [pglite, initdb, bundle, { pg_trgm }] = await Promise.all([
       readFile(join(dist, 'pglite.wasm')),
       readFile(join(dist, 'initdb.wasm')),
       readFile(join(dist, 'pglite.data')),
+      // Published as ES modules only as far as TypeScript can see, so loaded with import() from this CommonJS file.
+      import('@electric-sql/pglite/contrib/pg_trgm'),
     ]);
     const [pgliteWasmModule, initdbWasmModule] = await Promise.all([WebAssembly.compile(pglite), WebAssembly.compile(initdb)]);
-    return { pgliteWasmModule, initdbWasmModule, fsBundle: new Blob([bundle]) };
+    return { pgliteWasmModule, initdbWasmModule, fsBundle: new Blob([bundle]), extensions: { pg_trgm } };
   })().catch((error: unknown) => {
     loading = undefined;
     throw error;

@@ -24,6 +24,20 @@ describe('PGlite database', () => {
     await expect(later).resolves.toMatchObject({ rowCount: 1 });
   });
 
+  it('can create pg_trgm and serve ILIKE from a trigram index (migrations create it)', async () => {
+    await db.query('CREATE EXTENSION IF NOT EXISTS pg_trgm');
+    await db.query('CREATE TABLE trigram_names (name text)');
+    await db.query("INSERT INTO trigram_names SELECT 'name ' || i FROM generate_series(1, 500) i");
+    await db.query('CREATE INDEX trigram_names_name ON trigram_names USING gin (name gin_trgm_ops)');
+    const matched = await db.query<{ name: string }>('SELECT name FROM trigram_names WHERE name ILIKE $1 ORDER BY name', ['%ME 49%']);
+    expect(matched.rows.map((row) => row.name)).toEqual(['name 49', 'name 490', 'name 491', 'name 492', 'name 493', 'name 494', 'name 495', 'name 496', 'name 497', 'name 498', 'name 499']);
+    await db.transaction(async (tx) => {
+      await tx.query('SET LOCAL enable_seqscan = off');
+      const plan = await tx.query<{ 'QUERY PLAN': string }>("EXPLAIN SELECT name FROM trigram_names WHERE name ILIKE '%me 49%'");
+      expect(plan.rows.map((row) => row['QUERY PLAN']).join('\n')).toContain('trigram_names_name');
+    });
+  });
+
   it('persists under a data directory', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'pglite-'));
     try {

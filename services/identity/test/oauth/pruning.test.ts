@@ -19,8 +19,9 @@ describe('expired OAuth grant pruning', () => {
 
   beforeAll(async () => {
     platform = await startTestPlatform();
-    sql = await databaseOf(platform);
-    if (!sql) return;
+    const client = await databaseOf(platform);
+    if (!client) return;
+    sql = client;
     const personId = randomUUID();
     connectionId = randomUUID();
     await sql.query(`INSERT INTO identity.people (id, email, display_name) VALUES ($1, $2, 'Pruned')`, [personId, `${personId}@example.test`]);

@@ -2,7 +2,7 @@ import type { ListCapabilitiesRequest, ListCapabilitiesResponse, RefreshMcpServe
 import { ActorKind, type PageRequest, type RequestContext } from '@platform/proto/gen/platform/common/v1/common';
 import { catalogChangeCommitted, AppError, auditContext, parseAllowedNetworks, writeAuditEvent, type Transaction } from '@platform/runtime';
 import { SCHEMA, type CatalogDeps } from '../deps';
-import { listServerCapabilities, markCapabilitiesGone, recordRefreshOutcome, upsertCapabilities, type CapabilityRow } from '../store/capabilities-store';
+import { listServerCapabilities, markCapabilitiesGone, pruneGoneUnapprovedCapabilities, recordRefreshOutcome, upsertCapabilities, type CapabilityRow } from '../store/capabilities-store';
 import type { McpServerRow } from '../store/mcp-servers-mappers';
 import { findTeamMcpServer } from '../store/mcp-servers-store';
 import { sameUpstreamConnection } from '../store/upstream-connection';
@@ -97,6 +97,12 @@ function refreshErrorMessage(error: DiscoveryError): string {
     : `The MCP server could not be reached: ${error.errorClass}`;
 }
 
+/**
+ * Gone capabilities never approved that a server keeps, the most recently gone (docs/catalog.md, Capabilities): past
+ * this, a refresh deletes the oldest. Approved ones are always kept: their approval is a decision.
+ */
+export const MAX_GONE_UNAPPROVED_PER_SERVER = 1_000;
+
 /** Discovery rounds one lease holder runs back to back for refreshes asked meanwhile, before it lets go. */
 const MAX_ROUNDS = 3;
 
@@ -185,6 +191,7 @@ async function discoverAndStore(
     const goneIds = before.filter((row) => row.gone_at === null && !present.has(`${row.kind}\u0000${row.name}`)).map((row) => row.id);
     await upsertCapabilities(tx, server.id, found);
     await markCapabilitiesGone(tx, goneIds);
+    if (goneIds.length > 0) await pruneGoneUnapprovedCapabilities(tx, server.id, MAX_GONE_UNAPPROVED_PER_SERVER);
     await recordRefreshOutcome(tx, server.id, null);
     const counts = refreshCounts(found, before, goneIds);
     changed = counts.added + counts.returned + counts.redefined + counts.gone > 0;

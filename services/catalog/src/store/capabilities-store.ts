@@ -142,6 +142,24 @@ export async function markCapabilitiesGone(db: Queryable, ids: readonly string[]
   await db.query(`UPDATE catalog.capabilities SET gone_at = now() WHERE id = ANY($1::uuid[]) AND gone_at IS NULL`, [ids]);
 }
 
+/**
+ * Deletes the server's gone capabilities that were never approved beyond the `keep` most recently gone. Such a row
+ * holds no decision (what comes back unapproved needs approving either way), and without a bound an upstream that
+ * renames its tools at every refresh would grow the table, and every later refresh's comparison, without end.
+ * Returns how many were deleted.
+ */
+export async function pruneGoneUnapprovedCapabilities(db: Queryable, serverId: string, keep: number): Promise<number> {
+  const { rowCount } = await db.query(
+    `DELETE FROM catalog.capabilities WHERE id IN (
+       SELECT id FROM catalog.capabilities
+        WHERE server_id = $1 AND gone_at IS NOT NULL AND approved_fingerprint IS NULL
+        ORDER BY gone_at DESC, id DESC
+       OFFSET $2)`,
+    [serverId, keep],
+  );
+  return rowCount ?? 0;
+}
+
 /** The outcome of a discovery on the server row: success clears the error, failure keeps the last success time. */
 export async function recordRefreshOutcome(db: Queryable, serverId: string, errorMessage: string | null): Promise<void> {
   await db.query(

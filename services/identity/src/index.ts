@@ -4,6 +4,7 @@ import { IdentityServiceService } from '@platform/proto/gen/platform/identity/v1
 import type { IdentityDeps } from './deps';
 import { expiredGrantPruning } from './domain/oauth/pruning';
 import { ensureBootstrapAdmin } from './domain/people';
+import { sessionRetention } from './domain/session-retention';
 import { auditStoreConsumer } from './events/audit-consumer';
 import { createIdentityHandlers } from './grpc/handlers';
 
@@ -24,8 +25,8 @@ export const identityService = defineService({
       config: context.config,
     };
     await ensureBootstrapAdmin(deps, context.config.env);
-    // Deleting what has expired (src/domain), in chunks, shared between replicas.
-    const background = [expiredGrantPruning(deps)];
+    // Deleting what has expired or is past its retention (src/domain), in chunks, shared between replicas; null when off.
+    const background = [expiredGrantPruning(deps), sessionRetention(deps)].filter((task) => task !== null);
     return { handlers: createIdentityHandlers(deps), consumers: [auditStoreConsumer(deps)], background };
   },
 });

@@ -83,6 +83,8 @@ export const environmentSchema = z.object({
   OUTBOX_POLL_MS: positiveInt.default(1_000),
   TRUST_PROXY: optionalString,
   SESSION_TTL: durationSeconds.transform((v) => v ?? 12 * 3600),
+  /** How many days browser sessions are kept after they expired or were ended; older ones are deleted hourly. 0 keeps them. */
+  SESSION_RETENTION_DAYS: z.coerce.number().int().min(0).max(36_500).default(30),
   API_KEY_RATE_LIMIT_PER_MINUTE: positiveInt.default(300),
   AUTH_CACHE_SECONDS: z.coerce.number().int().min(0).max(60).default(10),
   BOOTSTRAP_ADMIN_EMAIL: optionalString,

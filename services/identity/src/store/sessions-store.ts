@@ -34,6 +34,21 @@ export async function endSessionsOfPerson(db: Queryable, personId: string): Prom
   return rows.length;
 }
 
+/**
+ * Deletes up to `limit` sessions that expired or were ended more than `retentionDays` days ago (through `sessions_over_at`).
+ * Rows another replica is deleting at the same time are skipped, not waited for. Returns how many were deleted.
+ */
+export async function deleteSessionsPastRetention(db: Queryable, retentionDays: number, limit: number): Promise<number> {
+  const { rowCount } = await db.query(
+    `DELETE FROM identity.sessions
+      WHERE id IN (SELECT id FROM identity.sessions
+                    WHERE LEAST(expires_at, ended_at) < now() - make_interval(days => $1::int)
+                    LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+    [retentionDays, limit],
+  );
+  return rowCount;
+}
+
 export async function recordSignIn(db: Queryable, personId: string): Promise<void> {
   await db.query('UPDATE identity.people SET last_sign_in_at = now() WHERE id = $1', [personId]);
 }

@@ -46,7 +46,11 @@ export function isErrorCode(value: unknown): value is ErrorCode {
   return typeof value === 'string' && Object.prototype.hasOwnProperty.call(ERROR_CODES, value);
 }
 
-/** The code used when only a gRPC status is known (for example a transport failure). */
+/**
+ * The code used when only a gRPC status is known (for example a transport failure). A bare RESOURCE_EXHAUSTED is
+ * the transport refusing a message over the size limit, which no retry will change: `internal`, not `slow_down`
+ * (the platform's own rate limits travel as AppErrors with their code and Retry-After).
+ */
 export function codeForGrpcStatus(status: GrpcStatus): ErrorCode {
   switch (status) {
     case GrpcStatus.INVALID_ARGUMENT:
@@ -63,8 +67,6 @@ export function codeForGrpcStatus(status: GrpcStatus): ErrorCode {
       return 'conflict';
     case GrpcStatus.FAILED_PRECONDITION:
       return 'precondition_failed';
-    case GrpcStatus.RESOURCE_EXHAUSTED:
-      return 'slow_down';
     case GrpcStatus.UNAVAILABLE:
     case GrpcStatus.CANCELLED:
       return 'unavailable';

@@ -17,7 +17,7 @@ import { injectTraceHeaders, SpanKind, withSpan } from '../telemetry/tracing';
 import { noteGenerationsMoved } from './generations-moved';
 import { ERROR_CODE_KEY, statusName, statusToAppError } from './errors';
 import { splitMethodPath } from './method-path';
-import type { UnaryChannel } from './local-channel';
+import { MAX_MESSAGE_BYTES, type UnaryChannel } from './local-channel';
 import type { AsyncClient, ClientMethodName, GrpcCallOptions } from './types';
 
 /** A ts-proto generated client class (`IdentityServiceClient`). */
@@ -47,6 +47,8 @@ export interface GrpcClientOptions<C> {
 const DEFAULT_CHANNEL_OPTIONS: ChannelOptions = {
   'grpc.initial_reconnect_backoff_ms': 100,
   'grpc.max_reconnect_backoff_ms': 5_000,
+  'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
+  'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
 };
 
 const RETRY_BASE_DELAY_MS = 50;

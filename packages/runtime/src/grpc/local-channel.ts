@@ -45,8 +45,12 @@ export interface LocalCallInFlight {
   cutOff(): void;
 }
 
-/** grpc-js's default limit on a received message; kept so a call behaves the same on either channel. */
-export const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
+/**
+ * The largest message the platform's services send one another, on either channel (grpc-js's default is 4 MiB for a
+ * received one). A gateway's runtime carries every exposed capability's definition of up to 50 servers, and one
+ * server's may reach what the catalog reads from it (64 MiB, docs/catalog.md): 4 MiB was reachable by real gateways.
+ */
+export const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
 
 /**
  * A unary call to a service hosted in this process, without HTTP/2 or a socket. It keeps everything that makes

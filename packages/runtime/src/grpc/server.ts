@@ -17,7 +17,7 @@ import { SpanStatusCode } from '@opentelemetry/api';
 import { generationsMovedTrailer } from './generations-moved';
 import { appErrorToStatus, statusName } from './errors';
 import { HealthRegistry, OVERALL_HEALTH } from './health';
-import { LocalChannel, type LocalCallInFlight, type LocalMethod } from './local-channel';
+import { LocalChannel, MAX_MESSAGE_BYTES, type LocalCallInFlight, type LocalMethod } from './local-channel';
 import { serviceNameOf, splitMethodPath } from './method-path';
 import type { AsyncImplementationFor, AsyncUnaryHandler, GrpcCallContext } from './types';
 
@@ -53,7 +53,7 @@ export class GrpcServer {
 
   constructor(private readonly options: GrpcServerOptions) {
     this.logger = options.logger;
-    this.server = new Server(options.channelOptions);
+    this.server = new Server({ 'grpc.max_receive_message_length': MAX_MESSAGE_BYTES, 'grpc.max_send_message_length': MAX_MESSAGE_BYTES, ...options.channelOptions });
     this.health.addTo(this.server);
   }
 

@@ -4,6 +4,7 @@ import { authGenerationOf, bumpAuthGeneration } from '../../src/cache/auth-gener
 import { announceCatalogChange, catalogGenerationOf } from '../../src/cache/catalog-generation';
 import { createMemoryCache } from '../../src/cache/memory-cache';
 import { createGrpcClient } from '../../src/grpc/client';
+import { MAX_MESSAGE_BYTES } from '../../src/grpc/local-channel';
 import type { GrpcServer } from '../../src/grpc/server';
 import type { GrpcCallContext } from '../../src/grpc/types';
 import { withLogContext, currentLogContext } from '../../src/logging/logger';
@@ -38,6 +39,17 @@ describe.each(['wire', 'local channel'] as const)('GrpcServer and createGrpcClie
     behaviour = async () => STATUS;
     await expect(client.getServiceStatus({})).resolves.toEqual(STATUS);
   });
+
+  it('carries an answer larger than grpc-js\'s default 4 MiB, up to MAX_MESSAGE_BYTES, and refuses a larger one as internal', async () => {
+    const large = 'x'.repeat(16 * 1024 * 1024);
+    behaviour = async () => ({ ...STATUS, version: large });
+    expect((await client.getServiceStatus({})).version).toHaveLength(large.length);
+    behaviour = async () => ({ ...STATUS, version: 'x'.repeat(MAX_MESSAGE_BYTES + 1) });
+    const error = await client.getServiceStatus({}).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AppError);
+    // Not a rate limit (slow_down, 429): no retry would change it.
+    expect((error as AppError).code).toBe('internal');
+  }, 30_000);
 
   it('delivers an AppError to the caller with its code, message, fields and headers', async () => {
     behaviour = async () => {

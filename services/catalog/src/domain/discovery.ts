@@ -3,9 +3,9 @@ import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { AddressNotAllowedError, createGuardedDispatcher, storableJson, type ParsedCidr } from '@platform/runtime';
-import { fetch as undiciFetch, type RequestInit as UndiciRequestInit } from 'undici';
+import { AddressNotAllowedError, storableJson, type ParsedCidr } from '@platform/runtime';
 import { fingerprintOf } from './fingerprint';
+import { guardedFetchFor, MAX_UPSTREAM_BYTES } from './upstream-fetch';
 
 export type CapabilityKind = 'tool' | 'resource' | 'resource_template' | 'prompt';
 
@@ -91,17 +91,6 @@ function refused(refusal: string): DiscoveryError {
   return new DiscoveryError('protocol_error', new Error(refusal), refusal);
 }
 
-/**
- * A fetch for the SDK whose every connection passes the address guard (undici with the guarded dispatcher), never
- * through a proxy, never following a redirect by itself.
- */
-export function guardedFetchFor(allowedNetworks: readonly ParsedCidr[], timeoutMs: number) {
-  const dispatcher = createGuardedDispatcher({ allowedNetworks, connectTimeoutMs: timeoutMs });
-  const fetch = (url: string | URL, init?: RequestInit): Promise<Response> =>
-    undiciFetch(url, { ...(init as UndiciRequestInit), redirect: 'manual', dispatcher }) as unknown as Promise<Response>;
-  return { fetch, close: () => dispatcher.close() };
-}
-
 export function transportFor(target: DiscoveryTarget, fetch: (url: string | URL, init?: RequestInit) => Promise<Response>): Transport {
   const url = new URL(target.url);
   const requestInit: RequestInit = { headers: target.headers };
@@ -149,7 +138,8 @@ export async function discoverCapabilities(target: DiscoveryTarget, signal?: Abo
   const timeout = target.timeoutSeconds * 1000;
   const guarded = guardedFetchFor(target.allowedNetworks, timeout);
   const client = new Client({ name: 'platform-catalog', version: '1.0.0' });
-  const options = { timeout, maxTotalTimeout: timeout, ...(signal ? { signal } : {}) };
+  const stop = signal ? AbortSignal.any([signal, guarded.overflowed]) : guarded.overflowed;
+  const options = { timeout, maxTotalTimeout: timeout, signal: stop };
   try {
     await client.connect(transportFor(target, guarded.fetch), options);
     const advertised = client.getServerCapabilities() ?? {};
@@ -177,6 +167,7 @@ export async function discoverCapabilities(target: DiscoveryTarget, signal?: Abo
     return dedupe(found);
   } catch (error) {
     if (error instanceof DiscoveryError) throw error;
+    if (guarded.overflowed.aborted) throw refused(`it sent more than ${MAX_UPSTREAM_BYTES / (1024 * 1024)} MiB, the most the platform reads from one server at a time`);
     // An overall deadline (AbortSignal.timeout) is a timeout too; any other abort is the caller stopping.
     throw new DiscoveryError(signal?.aborted && (signal.reason as Error)?.name === 'TimeoutError' ? 'timeout' : classify(error), error);
   } finally {

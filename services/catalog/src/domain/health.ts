@@ -7,7 +7,8 @@ import type { CatalogDeps } from '../deps';
 import { writeHealthEvent } from '../events/health-events';
 import { recordHealth, type HealthOutcome } from '../store/health-store';
 import type { McpServerRow } from '../store/mcp-servers-mappers';
-import { classify, guardedFetchFor, transportFor, type DiscoveryTarget } from './discovery';
+import { classify, transportFor, type DiscoveryTarget } from './discovery';
+import { guardedFetchFor } from './upstream-fetch';
 import { upstreamHeadersOf } from './upstream-headers';
 
 export type HealthDeps = Pick<CatalogDeps, 'db' | 'logger' | 'config' | 'secrets'>;
@@ -29,8 +30,8 @@ function refusedCredentials(error: unknown): number | null {
 export async function probeUpstream(target: DiscoveryTarget, signal: AbortSignal): Promise<HealthOutcome | null> {
   const timeout = target.timeoutSeconds * 1000;
   const deadline = AbortSignal.timeout(timeout);
-  const options = { timeout, maxTotalTimeout: timeout, signal: AbortSignal.any([signal, deadline]) };
   const guarded = guardedFetchFor(target.allowedNetworks, timeout);
+  const options = { timeout, maxTotalTimeout: timeout, signal: AbortSignal.any([signal, deadline, guarded.overflowed]) };
   const client = new Client({ name: 'platform-catalog-health', version: '1.0.0' });
   try {
     await client.connect(transportFor(target, guarded.fetch), options);
@@ -40,7 +41,7 @@ export async function probeUpstream(target: DiscoveryTarget, signal: AbortSignal
   } catch (error) {
     if (signal.aborted) return null;
     const refused = refusedCredentials(error);
-    const errorClass = deadline.aborted ? 'timeout' : classify(error);
+    const errorClass = deadline.aborted ? 'timeout' : guarded.overflowed.aborted ? 'protocol_error' : classify(error);
     const message = refused ? `The MCP server refused the credentials (HTTP ${refused})` : `The MCP server could not be reached: ${errorClass}`;
     return { status: 'unhealthy', latencyMs: null, errorClass, signInRequired: refused !== null, message };
   } finally {

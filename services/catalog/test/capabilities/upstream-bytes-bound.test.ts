@@ -1,0 +1,91 @@
+import { createServer, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { adminClient, newPerson, newTeam, startTestPlatform, unique, type TestPerson, type TestPlatform } from '@platform/test';
+import { MAX_UPSTREAM_BYTES } from '../../src/domain/upstream-fetch';
+
+/**
+ * An MCP upstream (raw HTTP, JSON answers) whose tools/list answer is one tool with a description of `descriptionBytes`,
+ * written in 1 MiB pieces as the reader takes them. Reports how much of it was taken before the reader let go.
+ */
+async function startHugeListUpstream(descriptionBytes: number): Promise<{ url: string; written(): number; close(): Promise<void> }> {
+  let written = 0;
+  const piece = 'x'.repeat(1024 * 1024);
+  const json = (res: ServerResponse, body: unknown, headers: Record<string, string> = {}) => res.writeHead(200, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', async () => {
+      if (req.method !== 'POST') return void res.writeHead(405).end();
+      const message = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id?: number; method: string };
+      if (message.method === 'initialize') {
+        return json(res, { jsonrpc: '2.0', id: message.id, result: { protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'huge', version: '1' } } });
+      }
+      if (message.id === undefined) return void res.writeHead(202).end();
+      if (message.method !== 'tools/list') return json(res, { jsonrpc: '2.0', id: message.id, result: {} });
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write(`{"jsonrpc":"2.0","id":${message.id},"result":{"tools":[{"name":"huge","inputSchema":{"type":"object"},"description":"`);
+      for (let sent = 0; sent < descriptionBytes && !res.destroyed; sent += piece.length) {
+        written += piece.length;
+        if (!res.write(piece)) await new Promise((resolve) => (res.once('drain', resolve), res.once('close', resolve)));
+      }
+      res.end('"}]}}');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    written: () => written,
+    close: () => new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    }),
+  };
+}
+
+/** What one upstream can make the catalog read: MAX_UPSTREAM_BYTES per discovery, every answer together. */
+describe('the bound on what the catalog reads from an upstream', () => {
+  let platform: TestPlatform;
+  let owner: TestPerson;
+  let team: string;
+  const upstreams: { close(): Promise<void> }[] = [];
+
+  beforeAll(async () => {
+    platform = await startTestPlatform({ env: { ALLOWED_INTERNAL_NETWORKS: '127.0.0.0/8', MCP_HEALTH_CHECK_SECONDS: '0', MCP_REFRESH_SECONDS: '0' } });
+    const admin = await adminClient(platform);
+    owner = await newPerson(platform, admin, 'owner');
+    team = await newTeam(admin, owner);
+  }, 120_000);
+  afterAll(async () => {
+    await platform?.stop();
+    await Promise.allSettled(upstreams.map((upstream) => upstream.close()));
+  });
+
+  const register = async (url: string) => {
+    const created = await owner.client.post(`/v1/teams/${team}/mcp-servers`, { name: 'Huge', slug: unique('huge'), url, timeoutSeconds: 60 });
+    expect(created.status).toBe(201);
+    return created.body.data.id as string;
+  };
+
+  it('refuses an answer that outgrows the bound, stops reading it, and stores nothing', async () => {
+    const upstream = await startHugeListUpstream(MAX_UPSTREAM_BYTES + 8 * 1024 * 1024);
+    upstreams.push(upstream);
+    const id = await register(upstream.url);
+    const refused = await owner.client.post(`/v1/teams/${team}/mcp-servers/${id}/refresh`);
+    const message = "The MCP server's answer was refused (protocol_error): it sent more than 64 MiB, the most the platform reads from one server at a time";
+    expect([refused.status, refused.body.error?.code, refused.body.error?.message]).toEqual([503, 'unavailable', message]);
+    // The reader let go at the bound (plus what sockets hold), not at the end of the answer.
+    expect(upstream.written()).toBeLessThan(MAX_UPSTREAM_BYTES + 8 * 1024 * 1024);
+    const server = (await owner.client.get(`/v1/teams/${team}/mcp-servers/${id}`)).body.data;
+    expect(server).toMatchObject({ lastRefreshError: message, refreshedAt: null, counts: { tools: 0 } });
+  }, 120_000);
+
+  it('takes a large answer within the bound', async () => {
+    const upstream = await startHugeListUpstream(8 * 1024 * 1024);
+    upstreams.push(upstream);
+    const id = await register(upstream.url);
+    const refreshed = await owner.client.post(`/v1/teams/${team}/mcp-servers/${id}/refresh`);
+    expect(refreshed.status).toBe(200);
+    expect(refreshed.body.data.map((capability: { name: string }) => capability.name)).toEqual(['huge']);
+  }, 120_000);
+});

@@ -13,6 +13,7 @@ import { gate, memoryLogger, startProbeServer, STATUS } from './fixtures';
 // Every behaviour holds the same over the wire and through the server's local channel (same process, no socket).
 describe.each(['wire', 'local channel'] as const)('GrpcServer and createGrpcClient (%s)', (channel) => {
   let server: GrpcServer;
+  let address: string;
   let client: ReturnType<typeof createGrpcClient<ProbeServiceClient>>;
   let behaviour: (context: GrpcCallContext) => Promise<typeof STATUS>;
   const seen: Array<{ requestId: string | undefined; logRequestId: string | undefined }> = [];
@@ -27,6 +28,7 @@ describe.each(['wire', 'local channel'] as const)('GrpcServer and createGrpcClie
       { logger: log.logger },
     );
     server = started.server;
+    address = started.address;
     client = createGrpcClient(ProbeServiceClient, channel === 'wire' ? started.address : server.localChannel(), { deadlineMs: 2_000 });
   });
 
@@ -41,15 +43,21 @@ describe.each(['wire', 'local channel'] as const)('GrpcServer and createGrpcClie
   });
 
   it('carries an answer larger than grpc-js\'s default 4 MiB, up to MAX_MESSAGE_BYTES, and refuses a larger one as internal', async () => {
-    const large = 'x'.repeat(16 * 1024 * 1024);
-    behaviour = async () => ({ ...STATUS, version: large });
-    expect((await client.getServiceStatus({})).version).toHaveLength(large.length);
-    behaviour = async () => ({ ...STATUS, version: 'x'.repeat(MAX_MESSAGE_BYTES + 1) });
-    const error = await client.getServiceStatus({}).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(AppError);
-    // Not a rate limit (slow_down, 429): no retry would change it.
-    expect((error as AppError).code).toBe('internal');
-  }, 30_000);
+    // Its own client with a generous deadline: tens of MiB take a while on a loaded machine, and a deadline is not the subject.
+    const patient = createGrpcClient(ProbeServiceClient, channel === 'wire' ? address : server.localChannel(), { deadlineMs: 30_000 });
+    try {
+      const large = 'x'.repeat(8 * 1024 * 1024);
+      behaviour = async () => ({ ...STATUS, version: large });
+      expect((await patient.getServiceStatus({})).version).toHaveLength(large.length);
+      behaviour = async () => ({ ...STATUS, version: 'x'.repeat(MAX_MESSAGE_BYTES + 1) });
+      const error = await patient.getServiceStatus({}).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(AppError);
+      // Not a rate limit (slow_down, 429): no retry would change it.
+      expect((error as AppError).code).toBe('internal');
+    } finally {
+      patient.close();
+    }
+  }, 90_000);
 
   it('delivers an AppError to the caller with its code, message, fields and headers', async () => {
     behaviour = async () => {

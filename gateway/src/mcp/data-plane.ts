@@ -26,7 +26,7 @@ export interface McpSettings {
   maxMessageBytes: number;
   /** Longest one forwarded request may take in all, however active its upstream stays (MCP's maximum timeout). */
   maxExchangeSeconds: number;
-  /** Most POSTs one person may have in flight on this replica (person-limits.ts). */
+  /** Most requests one person may have in flight on this replica (person-limits.ts). */
   maxRequestsPerPerson: number;
   /** Most GET streams one person may hold open on this replica. */
   maxGetStreamsPerPerson: number;

@@ -135,6 +135,8 @@ export async function forwardRequest(
           onActivity: armIdle,
           onQuestionRelayed: () => {
             idleLimitMs = Math.max(idleLimitMs, AWAITING_CLIENT_MS);
+            // Re-armed now: the timer armed for this message still counted the server's timeout.
+            armIdle();
           },
           resume,
           stop: stopSwitch,

@@ -28,8 +28,12 @@ function protocolError(slug: string, what: string): GatewayRpcError {
   return new GatewayRpcError(RPC.upstreamProtocolError, `Upstream server '${slug}' ${what}`, 'error', 'protocol_error');
 }
 
-/** What an item weighs in a backlog: its text, and a little for the item itself so that empty ones count too. */
-const itemBytes = (item: UpstreamStreamItem) => 64 + ('message' in item ? (item.text?.length ?? 0) : item.malformed.length);
+/**
+ * What an item weighs in a backlog, as the memory it holds: its text (V8 keeps a string in one or two bytes per UTF-16
+ * unit) and the message parsed from it (about as large), so twice the text's length, and a little for the item itself
+ * so that empty ones count too. An estimate that needs no pass over the text.
+ */
+const itemBytes = (item: UpstreamStreamItem) => 64 + 2 * ('message' in item ? (item.text?.length ?? 0) : item.malformed.length);
 
 /**
  * What a connection's inboxes hold that their readers have not taken yet. The connection's one stream carries every

@@ -33,17 +33,6 @@ import { postToUpstream } from './upstream-client';
  * them. Requests are answered with JSON or an SSE stream; notifications and answers to relayed questions with 202.
  */
 export async function handlePost(plane: DataPlane, req: IncomingMessage, res: ServerResponse, principal: McpPrincipal, readAt: number): Promise<void> {
-  // Counted from before the body is read to the end of the answer: each POST holds the client's socket and, while it
-  // waits, its upstreams' (a batch counts once: it holds at most MAX_BATCH_MESSAGES).
-  const release = plane.perPerson.requests.claim(principal.personId);
-  try {
-    await servePost(plane, req, res, principal, readAt);
-  } finally {
-    release();
-  }
-}
-
-async function servePost(plane: DataPlane, req: IncomingMessage, res: ServerResponse, principal: McpPrincipal, readAt: number): Promise<void> {
   const started = process.hrtime.bigint();
   const body = await readBody(req, plane.settings.maxMessageBytes);
   let message: unknown;
@@ -52,6 +41,28 @@ async function servePost(plane: DataPlane, req: IncomingMessage, res: ServerResp
   } catch {
     throw new McpHttpError(400, RPC.parseError, 'Parse error: the body is not JSON');
   }
+  // Requests count against the person's cap until their answer ends: each holds the client's socket and its
+  // upstreams' while it waits (a batch counts once: it holds at most MAX_BATCH_MESSAGES). Answers to relayed questions
+  // and notifications (a cancellation among them) are never refused: they are what ends the requests in flight.
+  if (!(Array.isArray(message) ? message.some(isRequest) : isRequest(message))) return servePost(plane, req, res, principal, readAt, message, started, body);
+  const release = plane.perPerson.requests.claim(principal.personId);
+  try {
+    await servePost(plane, req, res, principal, readAt, message, started, body);
+  } finally {
+    release();
+  }
+}
+
+async function servePost(
+  plane: DataPlane,
+  req: IncomingMessage,
+  res: ServerResponse,
+  principal: McpPrincipal,
+  readAt: number,
+  message: unknown,
+  started: bigint,
+  body: Buffer,
+): Promise<void> {
   if (Array.isArray(message)) return handleBatch(plane, req, res, principal, readAt, message, started);
   const reply = new ClientReply(res);
 

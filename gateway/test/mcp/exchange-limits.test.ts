@@ -1,4 +1,5 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import {
   connectMcpClient,
   expectEventually,
@@ -65,6 +66,21 @@ describe('MCP data plane: how long one request may take', () => {
     const outcome = await client.callTool({ name: 'silent__slow', arguments: { steps: 2, stepMs: 2_500 } }, undefined, { timeout: 30_000 }).catch((error: unknown) => error);
     expect(outcome).toMatchObject({ code: -32001, message: expect.stringMatching(/silent.*did not answer within 1 s/) });
     await expectEventually(() => expect(silent.cancelledCalls).toBe(1), 10_000);
+  }, 60_000);
+
+  it('waits longer than the server\'s timeout for the client to answer a relayed question', async () => {
+    const { client: asked } = await connectMcpClient(platform, gateway.gatewaySlug, gateway.token, { capabilities: { elicitation: {} } });
+    try {
+      asked.setRequestHandler(ElicitRequestSchema, async () => {
+        // A person reads the question and types: longer than silent's 1 s timeout.
+        await new Promise((resolve) => setTimeout(resolve, 2_500));
+        return { action: 'accept', content: { answer: 'yes, after a while' } };
+      });
+      const result = await asked.callTool({ name: 'silent__ask', arguments: { question: 'Proceed?' } }, undefined, { timeout: 30_000 });
+      expect(result.content).toEqual([{ type: 'text', text: 'silent: the user said yes, after a while' }]);
+    } finally {
+      await asked.close();
+    }
   }, 60_000);
 
   it('lets a request finish that stays within both limits', async () => {

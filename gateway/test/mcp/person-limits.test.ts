@@ -58,6 +58,20 @@ describe('MCP data plane: caps per person', () => {
     expect((await ping(ada, adaSession)).status).toBe(200);
   }, 30_000);
 
+  it('never refuses what ends requests in flight: at the cap, a cancellation is taken and frees its place', async () => {
+    const session = await rawMcpSession(platform, ada);
+    const long = (id: number) =>
+      postMcp(platform, ada, { jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'caps__slow', arguments: { steps: 1, stepMs: 20_000 } } }, session, '2025-06-18');
+    const inFlight = [long(11), long(12)];
+    await expectEventually(async () => expect((await ping(ada, session)).status).toBe(429));
+    const cancelled = await postMcp(platform, ada, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 11, reason: 'changed my mind' } }, session, '2025-06-18');
+    expect(cancelled.status).toBe(202);
+    // The cancelled call ends (without an answer) and its place is free again, long before its 20 s.
+    await expectEventually(async () => expect((await ping(ada, session)).status).toBe(200));
+    await postMcp(platform, ada, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 12 } }, session, '2025-06-18');
+    await Promise.all((await Promise.all(inFlight)).map((response) => response.text().catch(() => '')));
+  }, 30_000);
+
   it('refuses a GET stream beyond the person\'s open streams with 429 and serves it once the first closes', async () => {
     const [first, second] = await Promise.all([rawMcpSession(platform, ada), rawMcpSession(platform, ada)]);
     const openStream = (session: string, signal?: AbortSignal) =>

@@ -117,7 +117,7 @@ export const environmentSchema = z.object({
    * a maximum timeout regardless of progress notifications); the server's own timeout still bounds each silence.
    */
   MCP_MAX_EXCHANGE_SECONDS: positiveInt.max(7 * 24 * 3600).default(3600),
-  /** Most POST requests one person may have in flight through /mcp/{slug} on one replica (then 429). */
+  /** Most requests (a batch counting once) one person may have in flight through /mcp/{slug} on one replica (then 429). */
   MCP_MAX_REQUESTS_PER_PERSON: positiveInt.default(256),
   /** Most GET streams one person may hold open on /mcp/{slug} on one replica (then 429). */
   MCP_MAX_GET_STREAMS_PER_PERSON: positiveInt.default(32),

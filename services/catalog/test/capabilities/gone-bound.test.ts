@@ -68,10 +68,11 @@ describe('the bound on a server\'s gone capabilities', () => {
     // The approved keeper stays, gone, whatever the count.
     expect(stored.filter((tool) => tool.name === 'keeper')).toEqual([{ name: 'keeper', gone: true, approved: true }]);
 
-    // A deleted one that comes back is simply new: present, unapproved, changed.
-    upstream.state.tools = [...round(3, perRound), { name: 'r1_tool0', description: 'A tool' }];
+    // A deleted one that comes back is simply new: present and unapproved.
+    const kept = new Set(stored.map((tool) => tool.name));
+    const deleted = round(1, perRound).find((tool) => !kept.has(tool.name))!;
+    upstream.state.tools = [...round(3, perRound), deleted];
     await refresh();
-    const back = (await toolsOf(id)).filter((tool) => tool.name === 'r1_tool0');
-    expect(back).toEqual([{ name: 'r1_tool0', gone: false, approved: false }]);
+    expect((await toolsOf(id)).filter((tool) => tool.name === deleted.name)).toEqual([{ name: deleted.name, gone: false, approved: false }]);
   }, 120_000);
 });

@@ -1,5 +1,6 @@
 import type { Client } from 'pg';
 import { databaseOf, startTestPlatform, type TestPlatform } from '@platform/test';
+import { planOf as planOfStatements } from '../plan';
 
 /**
  * The statements that mark audit entries of removed things (store/audit-store.ts, markTargetGone) can use an index,
@@ -18,16 +19,7 @@ describe('audit entry indexes', () => {
     await platform?.stop();
   });
 
-  const planOf = async (statement: string, params: unknown[]) => {
-    await db.query('BEGIN');
-    try {
-      await db.query('SET LOCAL enable_seqscan = off');
-      const { rows } = await db.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${statement}`, params);
-      return rows.map((row) => row['QUERY PLAN']).join('\n');
-    } finally {
-      await db.query('ROLLBACK');
-    }
-  };
+  const planOf = (statement: string, params: unknown[]) => planOfStatements(db, (explaining) => explaining.query(statement, params));
 
   it('finds the entries whose parent was removed through an index', async () => {
     const plan = await planOf(

@@ -80,3 +80,29 @@ export function claimedRounds<T>(options: ClaimedRoundsOptions<T>): ClaimedRound
     },
   };
 }
+
+export interface ChunkedDeletionOptions {
+  name: string;
+  logger: Logger;
+  pollMs: number;
+  /** Deletes at most one chunk of what is due (one short statement) and says how many rows it deleted. */
+  deleteChunk(): Promise<number>;
+}
+
+/**
+ * Retention and pruning as a background task: every `pollMs`, chunks are deleted until none is left (a round's
+ * "claim" is one chunk, deleted as it is claimed). Replicas running at the same time each take their own chunks.
+ */
+export function chunkedDeletion(options: ChunkedDeletionOptions): ClaimedRoundsTask {
+  return claimedRounds({
+    name: options.name,
+    logger: options.logger,
+    pollMs: options.pollMs,
+    concurrency: 1,
+    claim: async () => {
+      const deleted = await options.deleteChunk();
+      return deleted > 0 ? deleted : null;
+    },
+    work: async () => undefined,
+  });
+}

@@ -1,4 +1,4 @@
-import { claimedRounds, type ClaimedRoundsTask } from '@platform/runtime';
+import { chunkedDeletion, type ClaimedRoundsTask } from '@platform/runtime';
 import type { CatalogDeps } from '../deps';
 import { deleteExpiredCallRecords } from '../store/calls-store';
 
@@ -8,21 +8,10 @@ const HOURLY_MS = 3_600_000;
 
 /**
  * Call records older than MCP_CALL_RETENTION_DAYS are deleted every hour (they can hold captured payloads, so they
- * are not kept for ever by default); 0 keeps them. A round's "claim" is one chunk of expired records, deleted as it
- * is claimed, until none is left.
+ * are not kept for ever by default); 0 keeps them. Chunks are deleted until none is left.
  */
 export function callRecordRetention(deps: Pick<CatalogDeps, 'db' | 'logger' | 'config'>, pollMs = HOURLY_MS): ClaimedRoundsTask | null {
   const days = deps.config.env.MCP_CALL_RETENTION_DAYS;
   if (days === 0) return null;
-  return claimedRounds({
-    name: 'catalog.call-retention',
-    logger: deps.logger,
-    pollMs,
-    concurrency: 1,
-    claim: async () => {
-      const deleted = await deleteExpiredCallRecords(deps.db, days, CHUNK);
-      return deleted > 0 ? deleted : null;
-    },
-    work: async () => undefined,
-  });
+  return chunkedDeletion({ name: 'catalog.call-retention', logger: deps.logger, pollMs, deleteChunk: () => deleteExpiredCallRecords(deps.db, days, CHUNK) });
 }

@@ -1,4 +1,4 @@
-import { claimedRounds, type ClaimedRoundsTask } from '@platform/runtime';
+import { chunkedDeletion, type ClaimedRoundsTask } from '@platform/runtime';
 import type { IdentityDeps } from '../deps';
 import { deleteSessionsPastRetention } from '../store/sessions-store';
 
@@ -14,15 +14,5 @@ const HOURLY_MS = 3_600_000;
 export function sessionRetention(deps: Pick<IdentityDeps, 'db' | 'logger' | 'config'>, pollMs = HOURLY_MS, chunk = CHUNK): ClaimedRoundsTask | null {
   const days = deps.config.env.SESSION_RETENTION_DAYS;
   if (days === 0) return null;
-  return claimedRounds({
-    name: 'identity.session-retention',
-    logger: deps.logger,
-    pollMs,
-    concurrency: 1,
-    claim: async () => {
-      const deleted = await deleteSessionsPastRetention(deps.db, days, chunk);
-      return deleted > 0 ? deleted : null;
-    },
-    work: async () => undefined,
-  });
+  return chunkedDeletion({ name: 'identity.session-retention', logger: deps.logger, pollMs, deleteChunk: () => deleteSessionsPastRetention(deps.db, days, chunk) });
 }

@@ -1,4 +1,4 @@
-import { claimedRounds, type ClaimedRoundsTask } from '@platform/runtime';
+import { chunkedDeletion, type ClaimedRoundsTask } from '@platform/runtime';
 import type { IdentityDeps } from '../../deps';
 import { deleteExpiredGrants } from '../../store/oauth-grants-store';
 
@@ -12,15 +12,5 @@ const EVERY_MS = 10 * 60 * 1000;
  * delete different rows, never wait on each other's, and stop when nothing is left: the work is shared, not repeated.
  */
 export function expiredGrantPruning(deps: Pick<IdentityDeps, 'db' | 'logger'>, pollMs = EVERY_MS, chunk = CHUNK): ClaimedRoundsTask {
-  return claimedRounds({
-    name: 'identity.oauth-grant-pruning',
-    logger: deps.logger,
-    pollMs,
-    concurrency: 1,
-    claim: async () => {
-      const deleted = await deleteExpiredGrants(deps.db, chunk);
-      return deleted > 0 ? deleted : null;
-    },
-    work: async () => undefined,
-  });
+  return chunkedDeletion({ name: 'identity.oauth-grant-pruning', logger: deps.logger, pollMs, deleteChunk: () => deleteExpiredGrants(deps.db, chunk) });
 }

@@ -1,7 +1,8 @@
 import type { Client } from 'pg';
 import type { Queryable } from '@platform/runtime';
-import { adminClient, databaseOf, newPerson, newTeam, startTestPlatform, unique, type TestPerson, type TestPlatform } from '@platform/test';
+import type { TestPerson } from '@platform/test';
 import { listCapabilityPage, type CapabilityPosition } from '../../src/store/capabilities-store';
+import { capabilityTestbed } from './testbed';
 import { startUpstream, type Upstream } from './upstream';
 
 interface CapabilityJson {
@@ -28,35 +29,22 @@ const cursorOf = (position: object) => Buffer.from(JSON.stringify(position)).toS
 
 /** The capabilities list in keyset pages (docs/api.md, Pagination), against a real SDK upstream and PostgreSQL. */
 describe('paging an MCP server\'s capabilities', () => {
-  let platform: TestPlatform;
+  const testbed = capabilityTestbed();
   let upstream: Upstream;
   let owner: TestPerson;
   let team: string;
   let serverId: string;
   let db: Client;
 
+  const newServer = () => testbed().register('paged', upstream.url, 5);
   beforeAll(async () => {
-    platform = await startTestPlatform({ env: { ALLOWED_INTERNAL_NETWORKS: '127.0.0.0/8', MCP_HEALTH_CHECK_SECONDS: '0', MCP_REFRESH_SECONDS: '0' } });
-    db = await databaseOf(platform, { required: true });
+    ({ owner, team, db } = testbed());
     upstream = await startUpstream('X-Upstream-Key');
     upstream.state.tools = Array.from({ length: TOOLS }, (_, n) => ({ name: toolName(n), description: `Tool ${n}` }));
-    const admin = await adminClient(platform);
-    owner = await newPerson(platform, admin, 'owner');
-    team = await newTeam(admin, owner);
     serverId = await newServer();
     expect((await owner.client.post(`/v1/teams/${team}/mcp-servers/${serverId}/refresh`)).status).toBe(200);
-  }, 120_000);
-  afterAll(async () => {
-    await db?.end();
-    await platform?.stop();
-    await upstream?.close();
   });
-
-  const newServer = async (): Promise<string> => {
-    const created = await owner.client.post(`/v1/teams/${team}/mcp-servers`, { name: 'Paged', slug: unique('paged'), url: upstream.url, timeoutSeconds: 5 });
-    expect(created.status).toBe(201);
-    return created.body.data.id as string;
-  };
+  afterAll(() => upstream?.close());
   const capabilities = (query: string, id = serverId) => owner.client.get(`/v1/teams/${team}/mcp-servers/${id}/capabilities?${query}`);
 
   /** Every capability, walking pages of `limit`; checks each page's size on the way. */

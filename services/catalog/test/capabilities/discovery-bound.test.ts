@@ -1,6 +1,6 @@
-import type { Client } from 'pg';
-import { adminClient, databaseOf, eventually, newPerson, newTeam, startTestPlatform, unique, type TestPerson, type TestPlatform } from '@platform/test';
+import { eventually } from '@platform/test';
 import { MAX_CAPABILITIES_PER_SERVER } from '../../src/domain/discovery';
+import { capabilityTestbed } from './testbed';
 import { startUpstream, type Upstream } from './upstream';
 
 /** The test upstream offers a resource, a resource template and a prompt besides its tools. */
@@ -10,36 +10,19 @@ const REFUSED = "The MCP server's answer was refused (protocol_error): it lists 
 
 /** How many capabilities one upstream can make the catalog hold: MAX_CAPABILITIES_PER_SERVER, all kinds together. */
 describe('the bound on a server\'s capabilities', () => {
-  let platform: TestPlatform;
+  const testbed = capabilityTestbed();
   let upstream: Upstream;
-  let owner: TestPerson;
-  let team: string;
-  let db: Client;
-
   beforeAll(async () => {
-    platform = await startTestPlatform({ env: { ALLOWED_INTERNAL_NETWORKS: '127.0.0.0/8', MCP_HEALTH_CHECK_SECONDS: '0', MCP_REFRESH_SECONDS: '0' } });
-    db = await databaseOf(platform, { required: true });
     upstream = await startUpstream('X-Upstream-Key');
-    const admin = await adminClient(platform);
-    owner = await newPerson(platform, admin, 'owner');
-    team = await newTeam(admin, owner);
-  }, 120_000);
-  afterAll(async () => {
-    await db?.end();
-    await platform?.stop();
-    await upstream?.close();
   });
+  afterAll(() => upstream?.close());
 
-  const newServer = async (): Promise<string> => {
-    const created = await owner.client.post(`/v1/teams/${team}/mcp-servers`, { name: 'Large', slug: unique('large'), url: upstream.url, timeoutSeconds: 30 });
-    expect(created.status).toBe(201);
-    return created.body.data.id as string;
-  };
-  const refresh = (id: string) => owner.client.post(`/v1/teams/${team}/mcp-servers/${id}/refresh`);
-  const serverView = async (id: string) => (await owner.client.get(`/v1/teams/${team}/mcp-servers/${id}`)).body.data;
+  const newServer = () => testbed().register('large', upstream.url);
+  const refresh = (id: string) => testbed().owner.client.post(`/v1/teams/${testbed().team}/mcp-servers/${id}/refresh`);
+  const serverView = async (id: string) => (await testbed().owner.client.get(`/v1/teams/${testbed().team}/mcp-servers/${id}`)).body.data;
   const stored = async (id: string) =>
     (
-      await db.query<{ present: number; gone: number }>(
+      await testbed().db.query<{ present: number; gone: number }>(
         `SELECT count(*) FILTER (WHERE gone_at IS NULL)::int AS present, count(*) FILTER (WHERE gone_at IS NOT NULL)::int AS gone
            FROM catalog.capabilities WHERE server_id = $1`,
         [id],
@@ -62,7 +45,7 @@ describe('the bound on a server\'s capabilities', () => {
     expect(await serverView(id)).toMatchObject({ lastRefreshError: REFUSED, refreshedAt: null, counts: { tools: 0, resources: 0, resourceTemplates: 0, prompts: 0 } });
     expect(await stored(id)).toEqual({ present: 0, gone: 0 });
     const entry = await eventually(
-      async () => ((await owner.client.get(`/v1/teams/${team}/audit?action=mcp_server.refresh`)).body.data ?? []).find((item: { targetId: string }) => item.targetId === id),
+      async () => ((await testbed().owner.client.get(`/v1/teams/${testbed().team}/audit?action=mcp_server.refresh`)).body.data ?? []).find((item: { targetId: string }) => item.targetId === id),
       'a failed mcp_server.refresh audit entry',
     );
     expect(entry.metadata).toEqual({ outcome: 'failed', errorClass: 'protocol_error' });

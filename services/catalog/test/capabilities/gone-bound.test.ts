@@ -1,6 +1,5 @@
-import type { Client } from 'pg';
-import { adminClient, databaseOf, newPerson, newTeam, startTestPlatform, unique, type TestPerson, type TestPlatform } from '@platform/test';
 import { MAX_GONE_UNAPPROVED_PER_SERVER } from '../../src/domain/capabilities';
+import { capabilityTestbed } from './testbed';
 import { startUpstream, type Upstream } from './upstream';
 
 /** Tools named for one round of an upstream that renames all of them at each refresh. */
@@ -12,31 +11,16 @@ const round = (n: number, count: number) => Array.from({ length: count }, (_, i)
  * must not grow the catalog without end.
  */
 describe('the bound on a server\'s gone capabilities', () => {
-  let platform: TestPlatform;
+  const testbed = capabilityTestbed({ MCP_PUBLISH_POLICY: 'self_publish' });
   let upstream: Upstream;
-  let owner: TestPerson;
-  let team: string;
-  let db: Client;
-
   beforeAll(async () => {
-    platform = await startTestPlatform({
-      env: { ALLOWED_INTERNAL_NETWORKS: '127.0.0.0/8', MCP_HEALTH_CHECK_SECONDS: '0', MCP_REFRESH_SECONDS: '0', MCP_PUBLISH_POLICY: 'self_publish' },
-    });
-    db = await databaseOf(platform, { required: true });
     upstream = await startUpstream('X-Upstream-Key');
-    const admin = await adminClient(platform);
-    owner = await newPerson(platform, admin, 'owner');
-    team = await newTeam(admin, owner);
-  }, 120_000);
-  afterAll(async () => {
-    await db?.end();
-    await platform?.stop();
-    await upstream?.close();
   });
+  afterAll(() => upstream?.close());
 
   const toolsOf = async (serverId: string) =>
     (
-      await db.query<{ name: string; gone: boolean; approved: boolean }>(
+      await testbed().db.query<{ name: string; gone: boolean; approved: boolean }>(
         `SELECT name, gone_at IS NOT NULL AS gone, approved_fingerprint IS NOT NULL AS approved
            FROM catalog.capabilities WHERE server_id = $1 AND kind = 'tool'`,
         [serverId],
@@ -45,10 +29,9 @@ describe('the bound on a server\'s gone capabilities', () => {
 
   it('deletes the oldest gone capabilities never approved beyond the bound, and keeps every approved one', async () => {
     const perRound = Math.ceil((MAX_GONE_UNAPPROVED_PER_SERVER * 3) / 5);
+    const { owner, team } = testbed();
     upstream.state.tools = [{ name: 'keeper', description: 'Approved, then gone' }];
-    const created = await owner.client.post(`/v1/teams/${team}/mcp-servers`, { name: 'Renamer', slug: unique('renamer'), url: upstream.url, timeoutSeconds: 30 });
-    expect(created.status).toBe(201);
-    const id = created.body.data.id as string;
+    const id = await testbed().register('renamer', upstream.url);
     const refresh = async () => expect((await owner.client.post(`/v1/teams/${team}/mcp-servers/${id}/refresh`)).status).toBe(200);
     await refresh();
     // Publishing under self_publish approves what is present: the keeper.

@@ -1,7 +1,7 @@
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { adminClient, newPerson, newTeam, startTestPlatform, unique, type TestPerson, type TestPlatform } from '@platform/test';
 import { MAX_UPSTREAM_BYTES } from '../../src/domain/upstream-fetch';
+import { capabilityTestbed } from './testbed';
 
 /**
  * An MCP upstream (raw HTTP, JSON answers) whose tools/list answer is one tool with a description of `descriptionBytes`,
@@ -45,29 +45,14 @@ async function startHugeListUpstream(descriptionBytes: number): Promise<{ url: s
 
 /** What one upstream can make the catalog read: MAX_UPSTREAM_BYTES per discovery, every answer together. */
 describe('the bound on what the catalog reads from an upstream', () => {
-  let platform: TestPlatform;
-  let owner: TestPerson;
-  let team: string;
+  const testbed = capabilityTestbed();
   const upstreams: { close(): Promise<void> }[] = [];
+  afterAll(() => Promise.allSettled(upstreams.map((upstream) => upstream.close())));
 
-  beforeAll(async () => {
-    platform = await startTestPlatform({ env: { ALLOWED_INTERNAL_NETWORKS: '127.0.0.0/8', MCP_HEALTH_CHECK_SECONDS: '0', MCP_REFRESH_SECONDS: '0' } });
-    const admin = await adminClient(platform);
-    owner = await newPerson(platform, admin, 'owner');
-    team = await newTeam(admin, owner);
-  }, 120_000);
-  afterAll(async () => {
-    await platform?.stop();
-    await Promise.allSettled(upstreams.map((upstream) => upstream.close()));
-  });
-
-  const register = async (url: string) => {
-    const created = await owner.client.post(`/v1/teams/${team}/mcp-servers`, { name: 'Huge', slug: unique('huge'), url, timeoutSeconds: 60 });
-    expect(created.status).toBe(201);
-    return created.body.data.id as string;
-  };
+  const register = (url: string) => testbed().register('huge', url, 60);
 
   it('refuses an answer that outgrows the bound, stops reading it, and stores nothing', async () => {
+    const { owner, team } = testbed();
     const upstream = await startHugeListUpstream(MAX_UPSTREAM_BYTES + 8 * 1024 * 1024);
     upstreams.push(upstream);
     const id = await register(upstream.url);
@@ -81,6 +66,7 @@ describe('the bound on what the catalog reads from an upstream', () => {
   }, 120_000);
 
   it('takes a large answer within the bound', async () => {
+    const { owner, team } = testbed();
     const upstream = await startHugeListUpstream(8 * 1024 * 1024);
     upstreams.push(upstream);
     const id = await register(upstream.url);

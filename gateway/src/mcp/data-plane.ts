@@ -3,6 +3,7 @@ import { createGuardedDispatcher, parseAllowedNetworks, systemRequestContext, ty
 import type { Dispatcher } from 'undici';
 import { BoundedMap } from '../bounded-map';
 import type { EdgeDeps } from '../edge-deps';
+import { REFRESH_DEADLINE_MS } from '../routes/refresh-deadline';
 import type { McpPrincipal } from '../oauth/resource-server';
 import { createCallRecorder } from './call-recorder';
 import type { CallRecorder } from './call-record';
@@ -126,11 +127,10 @@ export function createDataPlane(deps: EdgeDeps): DataPlane {
       const timer = setTimeout(() => {
         refreshTimers.delete(server.id);
         deps.clients.catalog
-          .refreshMcpServer({
-            context: systemRequestContext('mcp_gateway', server.slug),
-            teamId: server.teamId,
-            serverId: server.id,
-          })
+          .refreshMcpServer(
+            { context: systemRequestContext('mcp_gateway', server.slug), teamId: server.teamId, serverId: server.id },
+            { deadlineMs: REFRESH_DEADLINE_MS },
+          )
           .catch((error: unknown) => logger.warn({ err: error, serverId: server.id }, 'refresh after an upstream list change failed'));
       }, REFRESH_DEBOUNCE_MS);
       timer.unref();

@@ -6,6 +6,7 @@ import { pageQuery, pageResponse } from '../pagination';
 import { capabilitySchema, presentCapability } from '../presenters/capability';
 import { defineRoute, type AnyRouteDefinition } from '../route';
 import { teamParam } from '../team-ref';
+import { REFRESH_DEADLINE_MS } from './refresh-deadline';
 
 const MANAGE = MCP_SERVER_MANAGERS;
 const READ = TEAM_MEMBERS_AND_PLATFORM_STAFF;
@@ -39,12 +40,10 @@ export function capabilityRoutes(deps: EdgeDeps): AnyRouteDefinition[] {
         503: { description: 'The server could not be reached or answered wrongly (`unavailable`); recorded as its last refresh error' },
       },
       handler: async (ctx) => {
-        const response = await catalog().refreshMcpServer({
-          context: requestContextOf(ctx),
-          teamId: teamOf(ctx).id,
-          serverId: ctx.params.serverId,
-          page: { pageSize: ctx.query.limit, cursor: '' },
-        });
+        const response = await catalog().refreshMcpServer(
+          { context: requestContextOf(ctx), teamId: teamOf(ctx).id, serverId: ctx.params.serverId, page: { pageSize: ctx.query.limit, cursor: '' } },
+          { deadlineMs: REFRESH_DEADLINE_MS },
+        );
         return { data: response.capabilities.map(presentCapability), nextCursor: response.page?.nextCursor || null };
       },
     }),

@@ -12,6 +12,8 @@ const MANAGE = MCP_SERVER_MANAGERS;
 const READ = TEAM_MEMBERS_AND_PLATFORM_STAFF;
 
 const slug = slugSchema({ description: 'Unique within the team.', example: 'search' });
+/** The longest `timeoutSeconds` a server may have. */
+export const MAX_SERVER_TIMEOUT_SECONDS = 300;
 const fields = {
   name: z.string().trim().min(1).max(100),
   description: z.string().max(2000),
@@ -21,7 +23,7 @@ const fields = {
   }),
   transport: z.enum(['streamable-http', 'sse']),
   authHeaderName: z.string().min(1).max(100).meta({ description: 'Default `Authorization` when `authValue` is given.' }),
-  timeoutSeconds: z.number().int().min(1).max(300),
+  timeoutSeconds: z.number().int().min(1).max(MAX_SERVER_TIMEOUT_SECONDS),
   enabled: z.boolean(),
   sendIdentity: z.boolean(),
   capturePayloads: z.boolean(),

@@ -1,4 +1,5 @@
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { CallToolRequestSchema, ListToolsRequestSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { startStatelessMcpServer } from '@platform/test';
 import { z } from 'zod';
 
@@ -15,12 +16,37 @@ export interface Upstream {
   close(): Promise<void>;
 }
 
+/**
+ * The tools as listed, made once per `state.tools` array. Tests list up to 10,000 tools and the server is built anew
+ * for every request (stateless): registering each with a zod schema and converting them all at every `tools/list`
+ * cost the test upstream seconds per discovery, which a loaded machine turned into the edge's deadline.
+ */
+const listings = new WeakMap<UpstreamState['tools'], Tool[]>();
+function listingOf(tools: UpstreamState['tools']): Tool[] {
+  let listing = listings.get(tools);
+  if (!listing) {
+    listing = tools.map(({ name, description }) => ({
+      name,
+      title: `${name} title`,
+      description,
+      inputSchema: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] },
+    }));
+    listings.set(tools, listing);
+  }
+  return listing;
+}
+
 function buildServer(state: UpstreamState): McpServer {
   const server = new McpServer({ name: 'test-upstream', version: '1.0.0' });
-  for (const tool of state.tools) {
-    server.registerTool(tool.name, { title: `${tool.name} title`, description: tool.description, inputSchema: { query: z.string() } }, () => ({
-      content: [{ type: 'text', text: 'ok' }],
-    }));
+  // As McpServer does, the tools capability only when there are tools.
+  if (state.tools.length > 0) {
+    server.server.registerCapabilities({ tools: { listChanged: true } });
+    server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listingOf(state.tools) }));
+    server.server.setRequestHandler(CallToolRequestSchema, (request) =>
+      state.tools.some((tool) => tool.name === request.params.name)
+        ? { content: [{ type: 'text', text: 'ok' }] }
+        : { content: [{ type: 'text', text: `unknown tool ${request.params.name}` }], isError: true },
+    );
   }
   server.registerResource('readme', 'file:///readme.md', { title: 'Readme', mimeType: 'text/markdown' }, (uri) => ({
     contents: [{ uri: uri.href, text: '# hello' }],

@@ -3,12 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createPgliteDatabase, NestedDatabaseUseError, type Database } from '../../src/db';
 import { databaseContract, silentLogger } from './database-contract';
+import { PGLITE_START_TIMEOUT_MS, startedMemoryPglite } from './memory-pglite';
 
 describe('PGlite database', () => {
   let db: Database;
-  beforeAll(() => {
-    db = createPgliteDatabase({ dataDir: 'memory://', logger: silentLogger });
-  });
+  beforeAll(async () => {
+    db = await startedMemoryPglite(silentLogger);
+  }, PGLITE_START_TIMEOUT_MS);
   afterAll(() => db.close());
 
   databaseContract(() => ({ db, replica: db }));

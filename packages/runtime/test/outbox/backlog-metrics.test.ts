@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { createMemoryBus, type EventBus, type Subscription } from '../../src/bus';
-import { createPgliteDatabase, migrate, type Database } from '../../src/db';
+import { migrate, type Database } from '../../src/db';
 import { createLogger } from '../../src/logging/logger';
 import { OutboxRelay, runtimeMigrationsFor, writeEvent } from '../../src/outbox';
 import { metricsRegistry } from '../../src/telemetry/metrics';
 import { waitFor } from '../bus/wait-for';
+import { PGLITE_START_TIMEOUT_MS, startedMemoryPglite } from '../db/memory-pglite';
 
 const logger = createLogger({ level: 'silent' });
 
@@ -26,9 +27,9 @@ describe('outbox backlog metrics', () => {
   let relay: OutboxRelay | undefined;
   let schema: string;
 
-  beforeAll(() => {
-    db = createPgliteDatabase({ dataDir: 'memory://', logger });
-  });
+  beforeAll(async () => {
+    db = await startedMemoryPglite(logger);
+  }, PGLITE_START_TIMEOUT_MS);
   afterAll(() => db.close());
   beforeEach(async () => {
     schema = `ob_${randomUUID().replace(/-/g, '').slice(0, 10)}`;

@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { describeWith } from '@platform/test';
 import { createMemoryBus } from '../../src/bus';
-import { createPgliteDatabase, migrate, type Database } from '../../src/db';
+import { migrate, type Database } from '../../src/db';
 import { createLogger } from '../../src/logging/logger';
 import { OutboxRelay, runtimeMigrationsFor } from '../../src/outbox';
 import { waitFor } from '../bus/wait-for';
 import { scratchPostgres } from '../db/scratch-postgres';
+import { PGLITE_START_TIMEOUT_MS, startedMemoryPglite } from '../db/memory-pglite';
 
 const logger = createLogger({ level: 'silent' });
 
@@ -75,9 +76,9 @@ function housekeeping(database: () => Database): void {
 
 describe('outbox housekeeping (PGlite)', () => {
   let db: Database;
-  beforeAll(() => {
-    db = createPgliteDatabase({ dataDir: 'memory://', logger });
-  });
+  beforeAll(async () => {
+    db = await startedMemoryPglite(logger);
+  }, PGLITE_START_TIMEOUT_MS);
   afterAll(() => db.close());
   housekeeping(() => db);
 });

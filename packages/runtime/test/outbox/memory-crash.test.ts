@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { createMemoryBus, MemoryBroker, type EventBus } from '../../src/bus';
-import { createPgliteDatabase, migrate, type Database } from '../../src/db';
+import { migrate, type Database } from '../../src/db';
 import { createLogger } from '../../src/logging/logger';
 import { consumeEvents, OutboxRelay, runtimeMigrationsFor, writeEvent, type DomainEvent } from '../../src/outbox';
 import type { Transaction } from '../../src/db';
 import { waitFor } from '../bus/wait-for';
+import { PGLITE_START_TIMEOUT_MS, startedMemoryPglite } from '../db/memory-pglite';
 
 const logger = createLogger({ level: 'silent' });
 const EVENTS = 50;
@@ -23,9 +24,9 @@ function gate(): { opened: Promise<void>; open(): void } {
 describe('outbox on the in-process bus, across the end of a process', () => {
   let db: Database;
   let schema: string;
-  beforeAll(() => {
-    db = createPgliteDatabase({ dataDir: 'memory://', logger });
-  });
+  beforeAll(async () => {
+    db = await startedMemoryPglite(logger);
+  }, PGLITE_START_TIMEOUT_MS);
   afterAll(() => db.close());
   beforeEach(async () => {
     schema = `mc_${randomUUID().replace(/-/g, '').slice(0, 10)}`;

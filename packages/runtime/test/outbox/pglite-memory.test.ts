@@ -1,18 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import { createMemoryBus } from '../../src/bus';
-import { createPgliteDatabase, type Database } from '../../src/db';
+import type { Database } from '../../src/db';
 import { createLogger } from '../../src/logging/logger';
 import { outboxContract } from './outbox-contract';
 import { installTestTracing } from '@platform/test';
+import { PGLITE_START_TIMEOUT_MS, startedMemoryPglite } from '../db/memory-pglite';
 
 const { exporter: spans } = installTestTracing();
 const logger = createLogger({ level: 'silent' });
 
 describe('outbox on PGlite and the memory bus', () => {
   let db: Database;
-  beforeAll(() => {
-    db = createPgliteDatabase({ dataDir: 'memory://', logger });
-  });
+  beforeAll(async () => {
+    db = await startedMemoryPglite(logger);
+  }, PGLITE_START_TIMEOUT_MS);
   afterAll(() => db.close());
 
   outboxContract(() => ({

@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { RuntimeServer } from '@platform/proto/gen/platform/catalog/v1/catalog';
 import { createGuardedDispatcher, parseAllowedNetworks, systemRequestContext, type SecretBox } from '@platform/runtime';
 import type { Dispatcher } from 'undici';
@@ -99,6 +100,9 @@ export function createDataPlane(deps: EdgeDeps): DataPlane {
   const recorder = createCallRecorder(deps);
   const refreshTimers = new Map<string, NodeJS.Timeout>();
   const draining = new AbortController();
+  // Every open GET stream listens for the drain (and forgets it when it ends): thousands on a busy replica are normal,
+  // not the leak Node's warning at 11 listeners guesses at.
+  setMaxListeners(Infinity, draining.signal);
 
   const listening = Promise.all([liveness.listen(), inFlight.listen()]).catch((error: unknown) => {
     logger.error({ err: error }, 'the MCP data plane could not subscribe to session signals; relying on expiry');

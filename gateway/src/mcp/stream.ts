@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RuntimeServer } from '@platform/proto/gen/platform/catalog/v1/catalog';
 import { authGenerationOf } from '@platform/runtime';
@@ -84,8 +85,10 @@ function endWhenAccessEnds(plane: DataPlane, principal: McpPrincipal, recheck: A
 }
 
 /** Aborted when the client's connection closes; already aborted when it closed before this was called. */
-function closeSignalOf(res: ServerResponse): AbortSignal {
+export function closeSignalOf(res: ServerResponse): AbortSignal {
   const closed = new AbortController();
+  // The relay of each of the gateway's upstreams listens to it, and a gateway may front more than Node's warning expects (10).
+  setMaxListeners(Infinity, closed.signal);
   res.once('close', () => closed.abort());
   if (res.destroyed) closed.abort();
   return closed.signal;

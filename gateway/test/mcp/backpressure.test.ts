@@ -13,6 +13,19 @@ interface EndlessGet {
   closed: boolean;
 }
 
+/** Until `res` can take more or is closed, leaving no listener behind (a writer waits for this thousands of times). */
+function drainedOrClosed(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
+}
+
 /** Writes `data: xxxx…` without ever ending the line (at most 64 MB), as fast as the reader takes it. */
 async function endlessEvent(res: ServerResponse, gets: EndlessGet[]): Promise<void> {
   const get: EndlessGet = { bytes: 0, closed: false };
@@ -24,7 +37,7 @@ async function endlessEvent(res: ServerResponse, gets: EndlessGet[]): Promise<vo
   while (!res.destroyed && get.bytes < 64 * 1024 * 1024) {
     const more = res.write(chunk);
     get.bytes += chunk.length;
-    if (!more) await new Promise((resolve) => (res.once('drain', resolve), res.once('close', resolve)));
+    if (!more) await drainedOrClosed(res);
   }
 }
 
@@ -78,7 +91,7 @@ async function flood(res: ServerResponse, id: unknown, counted: (written: number
     const event = { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: `${n} ${EVENT_TEXT}` } };
     const more = res.write(`event: message\ndata: ${JSON.stringify(event)}\n\n`);
     counted(n + 1);
-    if (!more) await new Promise((resolve) => (res.once('drain', resolve), res.once('close', resolve)));
+    if (!more) await drainedOrClosed(res);
     if (res.destroyed) return;
   }
   res.write(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id, result: { content: [{ type: 'text', text: 'done' }] } })}\n\n`);

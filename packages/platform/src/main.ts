@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { ConfigError, createLogger, onShutdownSignal } from '@platform/runtime';
+import { ConfigError, createLogger, logProcessWarnings, onShutdownSignal } from '@platform/runtime';
 import { createAdminCommand } from './commands/create-admin';
 import { startPlatform } from './platform';
 
@@ -22,6 +22,7 @@ async function main(): Promise<void> {
     return;
   }
   const platform = await startPlatform({ target: values.target });
+  logProcessWarnings(platform.context.logger);
   // The whole stop's budget (each drain takes at most 40 % of it, platform.ts), and 5 s more before giving up.
   const budgetMs = platform.context.config.env.SHUTDOWN_TIMEOUT_SECONDS * 1000;
   onShutdownSignal(platform.stop, { logger: platform.context.logger, timeoutMs: budgetMs + 5_000 });

@@ -1,4 +1,5 @@
 import { createServer } from 'node:net';
+import type { ServerResponse } from 'node:http';
 
 /**
  * A loopback port that was free a moment ago, for a server that must start after its client knows the port. It is
@@ -13,5 +14,21 @@ export function freePort(): Promise<number> {
       const address = probe.address();
       probe.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
     });
+  });
+}
+
+/**
+ * Until `res` can take more or is closed, leaving no listener behind: test servers that write as a well-behaved server
+ * does wait for this after every refused write, thousands of times per response.
+ */
+export function drainedOrClosed(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
   });
 }

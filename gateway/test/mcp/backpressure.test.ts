@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { connect, type Socket } from 'node:net';
-import { gatewayFronting, rawMcpSession, startTestPlatform, type FrontedGateway, type TestPlatform } from '@platform/test';
+import { drainedOrClosed, gatewayFronting, rawMcpSession, startTestPlatform, type FrontedGateway, type TestPlatform } from '@platform/test';
 
 /** Notifications the flooding tool sends before its answer, each carrying this much text. */
 const EVENTS = 4_000;
@@ -11,19 +11,6 @@ const EVENT_TEXT = 'x'.repeat(8 * 1024);
 interface EndlessGet {
   bytes: number;
   closed: boolean;
-}
-
-/** Until `res` can take more or is closed, leaving no listener behind (a writer waits for this thousands of times). */
-function drainedOrClosed(res: ServerResponse): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      res.off('drain', done);
-      res.off('close', done);
-      resolve();
-    };
-    res.on('drain', done);
-    res.on('close', done);
-  });
 }
 
 /** Writes `data: xxxx…` without ever ending the line (at most 64 MB), as fast as the reader takes it. */

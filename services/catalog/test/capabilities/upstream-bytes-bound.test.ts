@@ -1,5 +1,6 @@
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { drainedOrClosed } from '@platform/test';
 import { MAX_UPSTREAM_BYTES } from '../../src/domain/upstream-fetch';
 import { capabilityTestbed } from './testbed';
 
@@ -26,7 +27,7 @@ async function startHugeListUpstream(descriptionBytes: number): Promise<{ url: s
       res.write(`{"jsonrpc":"2.0","id":${message.id},"result":{"tools":[{"name":"huge","inputSchema":{"type":"object"},"description":"`);
       for (let sent = 0; sent < descriptionBytes && !res.destroyed; sent += piece.length) {
         written += piece.length;
-        if (!res.write(piece)) await new Promise((resolve) => (res.once('drain', resolve), res.once('close', resolve)));
+        if (!res.write(piece)) await drainedOrClosed(res);
       }
       res.end('"}]}}');
     });

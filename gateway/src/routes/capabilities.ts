@@ -31,7 +31,8 @@ export function capabilityRoutes(deps: EdgeDeps): AnyRouteDefinition[] {
         'new fingerprint; missing ones get `goneAt`. Audited as `mcp_server.refresh` (counts only). A server listing more ' +
         'than 10,000 capabilities (all kinds together) is refused: nothing is stored and the refresh fails. Answers the first ' +
         'page of the present capabilities (`limit` as in lists); `nextCursor` continues with `GET …/capabilities` ' +
-        '(without `includeGone`).',
+        '(without `includeGone`). Answers when the discovery ends, which may take up to max(60 s, 10 × `timeoutSeconds`); ' +
+        'a client or proxy that gives up sooner finds the outcome on the server (`refreshedAt`, `lastRefreshError`).',
       tags: ['mcp-servers'],
       auth: MANAGE,
       request: { params: serverParams, query: pageQuery.pick({ limit: true }) },

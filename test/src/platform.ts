@@ -71,6 +71,11 @@ export const TEST_ADMIN = { email: 'admin@example.test', password: 'correct hors
  * The whole platform (`--target=all`) for an integration test: on real Postgres, Redis and Kafka when they are
  * configured (always under CI), otherwise on the embedded adapters. A platform admin is bootstrapped from
  * TEST_ADMIN. `env` adds or overrides variables.
+ *
+ * MCP servers are not health-checked or re-discovered on a schedule unless a test asks (MCP_HEALTH_CHECK_SECONDS,
+ * MCP_REFRESH_SECONDS): tests register servers at public literal addresses to exercise the address guard, and a
+ * server whose URL or credential changed is due for a check at once, so the checker could try to reach those
+ * addresses in the background (tests must send nothing beyond loopback) and keep the platform's stop waiting on it.
  */
 export async function startTestPlatform(options: { env?: NodeJS.ProcessEnv; embedded?: boolean; logger?: Logger } = {}): Promise<TestPlatform> {
   const postgres = options.embedded ? undefined : infraUrl('postgres');
@@ -81,6 +86,8 @@ export async function startTestPlatform(options: { env?: NodeJS.ProcessEnv; embe
     ...infra.env,
     BOOTSTRAP_ADMIN_EMAIL: TEST_ADMIN.email,
     BOOTSTRAP_ADMIN_PASSWORD: TEST_ADMIN.password,
+    MCP_HEALTH_CHECK_SECONDS: '0',
+    MCP_REFRESH_SECONDS: '0',
     ...options.env,
   };
   let platform: RunningPlatform;

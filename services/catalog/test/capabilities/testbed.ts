@@ -13,7 +13,7 @@ export interface CapabilityTestbed {
 
 /**
  * A testbed for the enclosing describe block, made before its tests and stopped after them: discovery and health
- * checks run only when a test asks (no schedule), upstreams on 127.0.0.1 are allowed, `env` adds to that. Read it
+ * checks run only when a test asks (no schedule: the test platform's default), upstreams on 127.0.0.1 are allowed, `env` adds to that. Read it
  * through the returned getter in tests (it exists once `beforeAll` has run).
  */
 export function capabilityTestbed(env: Record<string, string> = {}): () => CapabilityTestbed {
@@ -21,7 +21,7 @@ export function capabilityTestbed(env: Record<string, string> = {}): () => Capab
   let platform: TestPlatform | undefined;
   let db: Client | undefined;
   beforeAll(async () => {
-    platform = await startTestPlatform({ env: { ALLOWED_INTERNAL_NETWORKS: '127.0.0.0/8', MCP_HEALTH_CHECK_SECONDS: '0', MCP_REFRESH_SECONDS: '0', ...env } });
+    platform = await startTestPlatform({ env: { ALLOWED_INTERNAL_NETWORKS: '127.0.0.0/8', ...env } });
     db = await databaseOf(platform, { required: true });
     const admin = await adminClient(platform);
     const owner = await newPerson(platform, admin, 'owner');

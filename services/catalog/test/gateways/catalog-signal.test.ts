@@ -19,7 +19,7 @@ describe('catalog change signal of gateway and capability changes', () => {
   let unsubscribe: () => Promise<void>;
 
   beforeAll(async () => {
-    platform = await startTestPlatform({ env: { ALLOWED_INTERNAL_NETWORKS: '127.0.0.0/8', MCP_HEALTH_CHECK_SECONDS: '0', MCP_REFRESH_SECONDS: '0' } });
+    platform = await startTestPlatform({ env: { ALLOWED_INTERNAL_NETWORKS: '127.0.0.0/8' } });
     const { config, logger } = platform.platform.context;
     if (config.cache.kind !== 'redis') throw new Error('this test needs Redis (source ~/.cache/mcp-platform/test.env)');
     signals = createCache(config.cache, logger);

@@ -20,7 +20,7 @@ describeWith('postgres', 'health check claims across replicas', () => {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'health-claims-'));
 
   beforeAll(async () => {
-    platform = await startTestPlatform({ env: { ALLOWED_INTERNAL_NETWORKS: '127.0.0.0/8', MCP_HEALTH_CHECK_SECONDS: '0', MCP_REFRESH_SECONDS: '0' } });
+    platform = await startTestPlatform({ env: { ALLOWED_INTERNAL_NETWORKS: '127.0.0.0/8' } });
     const admin = await adminClient(platform);
     owner = await newPerson(platform, admin, 'owner');
     team = await newTeam(admin, owner);

@@ -18,7 +18,7 @@ describe('catalog of an archived team', () => {
   let capabilityId: string;
 
   beforeAll(async () => {
-    platform = await startTestPlatform({ env: { ALLOWED_INTERNAL_NETWORKS: '127.0.0.0/8', MCP_PUBLISH_POLICY: 'self_publish', MCP_HEALTH_CHECK_SECONDS: '0', MCP_REFRESH_SECONDS: '0' } });
+    platform = await startTestPlatform({ env: { ALLOWED_INTERNAL_NETWORKS: '127.0.0.0/8', MCP_PUBLISH_POLICY: 'self_publish' } });
     upstream = await startUpstream('Authorization');
     upstream.state.tools = [{ name: 'search', description: 'Search the web' }];
     admin = await adminClient(platform);

@@ -29,8 +29,8 @@ describe('platform servers: op 16 and the platform team routes', () => {
   let otherTeamId: string;
 
   beforeAll(async () => {
-    // The test counts what reaches the upstream: background health checks and scheduled refreshes stay off.
-    platform = await startTestPlatform({ env: { ALLOWED_INTERNAL_NETWORKS: '127.0.0.0/8', MCP_HEALTH_CHECK_SECONDS: '0', MCP_REFRESH_SECONDS: '0' } });
+    // The test counts what reaches the upstream: background health checks and scheduled refreshes stay off (the test platform's default).
+    platform = await startTestPlatform({ env: { ALLOWED_INTERNAL_NETWORKS: '127.0.0.0/8' } });
     upstream = await startUpstream('X-Upstream-Key');
     upstream.state.tools = [
       { name: 'search', description: 'Search the web' },

@@ -280,7 +280,7 @@ describe('catalog write routes: bad input gets the documented error and changes 
   }
 
   beforeAll(async () => {
-    platform = await startTestPlatform({ env: { ALLOWED_INTERNAL_NETWORKS: '127.0.0.0/8', MCP_HEALTH_CHECK_SECONDS: '0', MCP_REFRESH_SECONDS: '0' } });
+    platform = await startTestPlatform({ env: { ALLOWED_INTERNAL_NETWORKS: '127.0.0.0/8' } });
     db = await databaseOf(platform, { required: true });
     upstream = await startUpstream('X-Upstream-Key');
     upstream.state.tools = [

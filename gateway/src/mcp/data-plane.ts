@@ -3,8 +3,8 @@ import type { RuntimeServer } from '@platform/proto/gen/platform/catalog/v1/cata
 import { createGuardedDispatcher, parseAllowedNetworks, systemRequestContext, type SecretBox } from '@platform/runtime';
 import type { Dispatcher } from 'undici';
 import { BoundedMap } from '../bounded-map';
+import { REFRESH_DEADLINE_MS } from '../catalog-limits';
 import type { EdgeDeps } from '../edge-deps';
-import { REFRESH_DEADLINE_MS } from '../routes/refresh-deadline';
 import type { McpPrincipal } from '../oauth/resource-server';
 import { createCallRecorder } from './call-recorder';
 import type { CallRecorder } from './call-record';

@@ -1,12 +1,12 @@
 import { z } from 'zod';
 import { MCP_SERVER_MANAGERS, TEAM_MEMBERS_AND_PLATFORM_STAFF } from '../auth/policy';
 import { requestContextOf, teamOf } from '../auth/caller';
+import { REFRESH_DEADLINE_MS } from '../catalog-limits';
 import type { EdgeDeps } from '../edge-deps';
 import { pageQuery, pageResponse } from '../pagination';
 import { capabilitySchema, presentCapability } from '../presenters/capability';
 import { defineRoute, type AnyRouteDefinition } from '../route';
 import { teamParam } from '../team-ref';
-import { REFRESH_DEADLINE_MS } from './refresh-deadline';
 
 const MANAGE = MCP_SERVER_MANAGERS;
 const READ = TEAM_MEMBERS_AND_PLATFORM_STAFF;

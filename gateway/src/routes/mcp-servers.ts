@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { MCP_SERVER_MANAGERS, TEAM_MEMBERS_AND_PLATFORM_STAFF } from '../auth/policy';
 import { requestContextOf, teamOf } from '../auth/caller';
+import { MAX_SERVER_TIMEOUT_SECONDS } from '../catalog-limits';
 import type { EdgeDeps } from '../edge-deps';
 import { pageQuery, pageResponse } from '../pagination';
 import { slugSchema } from '../slug';
@@ -12,8 +13,6 @@ const MANAGE = MCP_SERVER_MANAGERS;
 const READ = TEAM_MEMBERS_AND_PLATFORM_STAFF;
 
 const slug = slugSchema({ description: 'Unique within the team.', example: 'search' });
-/** The longest `timeoutSeconds` a server may have. */
-export const MAX_SERVER_TIMEOUT_SECONDS = 300;
 const fields = {
   name: z.string().trim().min(1).max(100),
   description: z.string().max(2000),

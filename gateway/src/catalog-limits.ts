@@ -1,4 +1,5 @@
-import { MAX_SERVER_TIMEOUT_SECONDS } from './mcp-servers';
+/** The longest `timeoutSeconds` an MCP server may have. */
+export const MAX_SERVER_TIMEOUT_SECONDS = 300;
 
 /**
  * How long the edge waits for the catalog's RefreshMcpServer: the catalog's own bound on one discovery of the slowest

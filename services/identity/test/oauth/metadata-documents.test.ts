@@ -102,11 +102,10 @@ describe('client ID metadata documents', () => {
   });
 
   it('gives up on a document that takes longer than 5 seconds', async () => {
-    const started = Date.now();
+    // The document is valid and arrives after 6 s: a client here would mean the fetch waited for it.
     const resolved = await resolve(`${server.origin}/slow.json`);
     expect(resolved.client).toBeUndefined();
     expect(resolved.problem).toMatch(/within 5 seconds/);
-    expect(Date.now() - started).toBeLessThan(5_900);
   }, 15_000);
 
   it('remembers a failure briefly instead of fetching again at once', async () => {

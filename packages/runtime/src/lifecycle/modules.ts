@@ -75,21 +75,32 @@ export function resolveStartOrder(
   return order;
 }
 
+/**
+ * A module whose stop takes longer than this is named in a warning: a pod's shutdown is bounded by its grace period,
+ * and an operator whose pods are killed at the end of it needs to know which part held them.
+ */
+export const SLOW_STOP_MS = 5_000;
+
 /** Starts modules in order; if one fails, stops those already started (in reverse) and rethrows. */
 export async function startModules<Context>(
   definitions: Readonly<Record<string, ModuleDefinition<Context>>>,
   order: readonly string[],
   context: Context,
   logger: Logger,
+  options: { slowStopMs?: number } = {},
 ): Promise<{ running: RunningModules; stop(): Promise<void> }> {
+  const slowStopMs = options.slowStopMs ?? SLOW_STOP_MS;
   const running = new RunningModules();
   const started: string[] = [];
   const stop = async () => {
     for (const name of [...started].reverse()) {
       const module = running.entries().find(([n]) => n === name)?.[1];
+      const stopping = performance.now();
       try {
         await module?.stop?.();
-        logger.debug({ module: name }, 'module stopped');
+        const ms = Math.round(performance.now() - stopping);
+        if (ms > slowStopMs) logger.warn({ module: name, ms }, 'module was slow to stop');
+        else logger.debug({ module: name, ms }, 'module stopped');
       } catch (error) {
         logger.error({ module: name, err: error }, 'module failed to stop cleanly');
       }

@@ -16,3 +16,17 @@ export function memoryLogger(name = 'test'): { logger: Logger; lines: LogLine[];
   });
   return { logger: createLogger({ level: 'debug', name, destination }), lines, text: () => chunks.join('') };
 }
+
+/**
+ * The logger of a test platform no test listens to: silent but for `module was slow to stop`, written to stderr, so a
+ * CI log names the module when a platform's stop holds an afterAll for long (docs/architecture.md, Stopping).
+ */
+export function slowStopLogger(): Logger {
+  const destination = new Writable({
+    write(chunk, _encoding, done) {
+      for (const line of String(chunk).split('\n')) if (line.includes('"msg":"module was slow to stop"')) process.stderr.write(`${line}\n`);
+      done();
+    },
+  });
+  return createLogger({ level: 'warn', name: 'test-platform', destination });
+}

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { startPlatform, type RunningPlatform } from '@platform/platform/src/platform';
 import { createTestDatabase, deleteKafkaState, infraUrl, isCI, uniquePrefix } from './infra';
+import { slowStopLogger } from './logging';
 import { spawnPlatform, stopPlatformProcess, waitReady } from './platform-process';
 import type { Logger } from '@platform/runtime';
 
@@ -76,6 +77,9 @@ export const TEST_ADMIN = { email: 'admin@example.test', password: 'correct hors
  * MCP_REFRESH_SECONDS): tests register servers at public literal addresses to exercise the address guard, and a
  * server whose URL or credential changed is due for a check at once, so the checker could try to reach those
  * addresses in the background (tests must send nothing beyond loopback) and keep the platform's stop waiting on it.
+ *
+ * It logs nothing but a module that was slow to stop, on stderr (slowStopLogger), unless the test passes a logger or
+ * a LOG_LEVEL.
  */
 export async function startTestPlatform(options: { env?: NodeJS.ProcessEnv; embedded?: boolean; logger?: Logger } = {}): Promise<TestPlatform> {
   const postgres = options.embedded ? undefined : infraUrl('postgres');
@@ -92,7 +96,9 @@ export async function startTestPlatform(options: { env?: NodeJS.ProcessEnv; embe
   };
   let platform: RunningPlatform;
   try {
-    platform = await startPlatform({ target: 'all', env, ...(options.logger ? { logger: options.logger } : {}) });
+    // A test that asks for a LOG_LEVEL gets the platform's own logger at that level.
+    const logger = options.logger ?? (options.env?.LOG_LEVEL ? undefined : slowStopLogger());
+    platform = await startPlatform({ target: 'all', env, ...(logger ? { logger } : {}) });
   } catch (error) {
     await infra.cleanup();
     throw error;

@@ -17,14 +17,17 @@ export function memoryLogger(name = 'test'): { logger: Logger; lines: LogLine[];
   return { logger: createLogger({ level: 'debug', name, destination }), lines, text: () => chunks.join('') };
 }
 
+/** The lines a test platform's stop leaves when something held it (docs/architecture.md, Stopping). */
+const SLOW_STOP_LINE = /"msg":"(module was slow to stop|kafka consumer was slow to disconnect)"/;
+
 /**
- * The logger of a test platform no test listens to: silent but for `module was slow to stop`, written to stderr, so a
- * CI log names the module when a platform's stop holds an afterAll for long (docs/architecture.md, Stopping).
+ * The logger of a test platform no test listens to: silent but for a slow stop's warnings, written to stderr, so a CI
+ * log names the module (and the Kafka consumer) when a platform's stop holds an afterAll for long.
  */
 export function slowStopLogger(): Logger {
   const destination = new Writable({
     write(chunk, _encoding, done) {
-      for (const line of String(chunk).split('\n')) if (line.includes('"msg":"module was slow to stop"')) process.stderr.write(`${line}\n`);
+      for (const line of String(chunk).split('\n')) if (SLOW_STOP_LINE.test(line)) process.stderr.write(`${line}\n`);
       done();
     },
   });

@@ -7,6 +7,7 @@ import { kafkaLogCreator } from './kafka-logging';
 import type { BusMessage, EventBus, ReceivedMessage, SubscribeOptions, Subscription } from './port';
 import { backoffMs } from './wakeup';
 import { eventHandlerConsecutiveFailures } from '../telemetry/metrics';
+import { SLOW_STOP_MS } from '../lifecycle/modules';
 
 export interface KafkaBusOptions {
   brokers: string[];
@@ -20,6 +21,8 @@ export interface KafkaBusOptions {
   retryBackoff?: { initialMs: number; maxMs: number };
   /** How long `subscribe` waits for the consumer to join its group (default 60 s). */
   joinTimeoutMs?: number;
+  /** A consumer's disconnect that takes longer is named in a warning (default SLOW_STOP_MS, 5 s). */
+  slowDisconnectMs?: number;
 }
 
 /**
@@ -212,7 +215,11 @@ export function createKafkaBus(options: KafkaBusOptions): EventBus {
     const close = () =>
       (disconnected ??= (async () => {
         stopping = true;
+        const started = performance.now();
+        // kafkajs waits for the fetch and the handler in flight, and for a back-off or a group rejoin under way.
         await consumer.disconnect();
+        const ms = Math.round(performance.now() - started);
+        if (ms > (options.slowDisconnectMs ?? SLOW_STOP_MS)) logger.warn({ groupId: subscription.groupId, ms }, 'kafka consumer was slow to disconnect');
         consumers.delete(close);
       })());
     consumers.add(close);

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { deleteKafkaState, describeWith, uniquePrefix } from '@platform/test';
+import { deleteKafkaState, describeWith, memoryLogger, uniquePrefix } from '@platform/test';
 import { createKafkaBus } from '../../src/bus';
 import type { EventBus, Subscription } from '../../src/bus';
 import { busContract, silentLogger } from './bus-contract';
@@ -23,6 +23,33 @@ describeWith('kafka', 'Kafka bus', (brokers) => {
   });
 
   busContract(async () => openBus());
+
+  it('names a consumer whose disconnect waited long (here for its handler) in a warning', async () => {
+    const { logger, lines } = memoryLogger();
+    const topicPrefix = uniquePrefix('bus');
+    prefixes.push(topicPrefix);
+    const bus = createKafkaBus({ brokers: brokers().split(','), clientId: 'slow-stop', topicPrefix, logger, slowDisconnectMs: 500 });
+    try {
+      let handling = false;
+      const subscription = await bus.subscribe({
+        groupId: 'slow-handler',
+        topics: ['slow.v1'],
+        handler: async () => {
+          handling = true;
+          // Longer than the threshold: kafkajs lets the handler in flight finish before it leaves the group.
+          await sleep(1_500);
+        },
+      });
+      await bus.publish([{ topic: 'slow.v1', key: null, value: 'x', headers: {} }]);
+      await waitFor(() => expect(handling).toBe(true), 10_000);
+      await subscription.close();
+      const warned = lines.filter((line) => line.msg === 'kafka consumer was slow to disconnect');
+      expect(warned).toEqual([expect.objectContaining({ level: 'warn', groupId: 'slow-handler', ms: expect.any(Number) })]);
+      expect(warned[0]!.ms).toBeGreaterThanOrEqual(500);
+    } finally {
+      await bus.close();
+    }
+  }, 60_000);
 
   describe('a batch consumer that gathers (gatherMs)', () => {
     let bus: EventBus;

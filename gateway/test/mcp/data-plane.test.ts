@@ -173,17 +173,21 @@ describe('MCP gateway data plane', () => {
     // alpha captures payloads: its call record keeps them; beta's does not.
     const owner = user.person.client;
     const calls = async () => (await owner.get(`/v1/teams/${teamSlug}/calls?limit=100`)).body.data as { id: string; exposedName: string; captured: boolean }[];
+    // Both waited for: the two records may travel in different batches, on different partitions.
     let alphaCall: { id: string; captured: boolean } | undefined;
+    let betaCall: { id: string; captured: boolean } | undefined;
     await expectEventually(async () => {
-      alphaCall = (await calls()).find((call) => call.exposedName === 'alpha__whoami');
+      const listed = await calls();
+      alphaCall = listed.find((call) => call.exposedName === 'alpha__whoami');
+      betaCall = listed.find((call) => call.exposedName === 'beta__whoami');
       expect(alphaCall).toBeDefined();
+      expect(betaCall).toBeDefined();
     });
     expect(alphaCall!.captured).toBe(true);
     const detail = (await owner.get(`/v1/teams/${teamSlug}/calls/${alphaCall!.id}`)).body.data;
     expect(detail.payloads.request).toContain('"name":"alpha__whoami"');
     expect(detail.payloads.response).toContain('Bearer ey');
-    const betaCall = (await calls()).find((call) => call.exposedName === 'beta__whoami')!;
-    expect(betaCall.captured).toBe(false);
+    expect(betaCall!.captured).toBe(false);
   });
 
   it("records the client's name from initialize (clientInfo.name) in its call records", async () => {

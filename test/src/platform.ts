@@ -78,8 +78,8 @@ export const TEST_ADMIN = { email: 'admin@example.test', password: 'correct hors
  * server whose URL or credential changed is due for a check at once, so the checker could try to reach those
  * addresses in the background (tests must send nothing beyond loopback) and keep the platform's stop waiting on it.
  *
- * It logs nothing but a module that was slow to stop, on stderr (slowStopLogger), unless the test passes a logger or
- * a LOG_LEVEL.
+ * It logs nothing but a slow stop's warnings (a module, a Kafka consumer), on stderr (slowStopLogger), unless the
+ * test passes a logger or a LOG_LEVEL.
  */
 export async function startTestPlatform(options: { env?: NodeJS.ProcessEnv; embedded?: boolean; logger?: Logger } = {}): Promise<TestPlatform> {
   const postgres = options.embedded ? undefined : infraUrl('postgres');

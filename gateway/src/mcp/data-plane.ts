@@ -57,7 +57,7 @@ export interface DataPlane {
   liveness: SessionLiveness;
   inFlight: InFlightRequests;
   /** What each person holds on this replica, against the settings' caps. */
-  perPerson: { requests: PersonCounter; streams: PersonCounter };
+  perPerson: { requests: PersonCounter; relays: PersonCounter; streams: PersonCounter };
   recorder: CallRecorder;
   tokens: ReturnType<typeof createIdentityTokenSigner>;
   /** Sessions this replica opened recently, by id (bounded). */
@@ -119,6 +119,7 @@ export function createDataPlane(deps: EdgeDeps): DataPlane {
     inFlight,
     perPerson: {
       requests: new PersonCounter(settings.maxRequestsPerPerson, 'requests in flight'),
+      relays: new PersonCounter(settings.maxRequestsPerPerson, 'messages being relayed upstream'),
       streams: new PersonCounter(settings.maxGetStreamsPerPerson, 'open GET streams'),
     },
     recorder,

@@ -41,16 +41,42 @@ export async function handlePost(plane: DataPlane, req: IncomingMessage, res: Se
   } catch {
     throw new McpHttpError(400, RPC.parseError, 'Parse error: the body is not JSON');
   }
-  // Requests count against the person's cap until their answer ends: each holds the client's socket and its
-  // upstreams' while it waits (a batch counts once: it holds at most MAX_BATCH_MESSAGES). Answers to relayed questions
-  // and notifications (a cancellation among them) are never refused: they are what ends the requests in flight.
-  if (!(Array.isArray(message) ? message.some(isRequest) : isRequest(message))) return servePost(plane, req, res, principal, readAt, message, started, body);
-  const release = plane.perPerson.requests.claim(principal.personId);
+  // Before counting it, so that an oversized batch is told what is wrong with it rather than to wait.
+  if (Array.isArray(message) && message.length > MAX_BATCH_MESSAGES) {
+    throw new McpHttpError(400, RPC.invalidRequest, `Invalid Request: a batch may hold at most ${MAX_BATCH_MESSAGES} messages`);
+  }
+  // What a POST holds counts against the person's caps until it ends: each request holds the client's socket and
+  // its upstream's while it waits (a batch counts each of its requests), and each message relayed upstream unasked (a
+  // notification, an answer to a relayed question) holds an upstream socket after its 202. Cancellations of the
+  // client's own requests are never counted nor refused: they are what ends requests in flight.
+  const requests = countOf(message, isRequest);
+  const relays = countOf(message, isRelayedUpstream);
+  const releaseRequests = requests > 0 ? plane.perPerson.requests.claim(principal.personId, requests) : undefined;
+  let releaseRelays: (() => void) | undefined;
   try {
+    releaseRelays = relays > 0 ? plane.perPerson.relays.claim(principal.personId, relays) : undefined;
     await servePost(plane, req, res, principal, readAt, message, started, body);
   } finally {
-    release();
+    releaseRequests?.();
+    releaseRelays?.();
   }
+}
+
+function countOf(message: unknown, kind: (message: unknown) => boolean): number {
+  if (!Array.isArray(message)) return kind(message) ? 1 : 0;
+  let count = 0;
+  for (const item of message) if (kind(item)) count++;
+  return count;
+}
+
+/** A client message that makes the gateway send something upstream without being a request: see relayNotification. */
+function isRelayedUpstream(message: unknown): boolean {
+  if (isResponse(message)) return true;
+  if (!isNotification(message) || message.method === 'notifications/initialized') return false;
+  if (message.method !== 'notifications/cancelled') return true;
+  // Cancelling a question an upstream asked goes to that upstream; cancelling the client's own request stays here.
+  const requestId = message.params?.requestId;
+  return typeof requestId === 'string' && parseRelayId(requestId) !== null;
 }
 
 async function servePost(
@@ -126,9 +152,6 @@ async function handleBatch(plane: DataPlane, req: IncomingMessage, res: ServerRe
     throw new McpHttpError(400, RPC.invalidRequest, `Invalid Request: JSON-RPC batches are not part of protocol version ${session.protocolVersion}`);
   }
   if (messages.length === 0) throw new McpHttpError(400, RPC.invalidRequest, 'Invalid Request: an empty batch');
-  if (messages.length > MAX_BATCH_MESSAGES) {
-    throw new McpHttpError(400, RPC.invalidRequest, `Invalid Request: a batch may hold at most ${MAX_BATCH_MESSAGES} messages`);
-  }
   if (!messages.every((message) => isRequest(message) || isNotification(message) || isResponse(message))) {
     throw new McpHttpError(400, RPC.invalidRequest, 'Invalid Request: a batch may hold only JSON-RPC 2.0 requests, notifications and responses');
   }

@@ -1,3 +1,5 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import {
   expectEventually,
   gatewayFronting,
@@ -10,29 +12,79 @@ import {
   type TestPlatform,
 } from '@platform/test';
 
+/** An upstream that answers notifications only when told to: each relayed notification holds its exchange until then. */
+interface StallingUpstream {
+  url: string;
+  /** Notifications received and not yet answered. */
+  held: ServerResponse[];
+  release(): void;
+  close(): Promise<void>;
+}
+
+async function startStallingUpstream(): Promise<StallingUpstream> {
+  const held: ServerResponse[] = [];
+  const json = (res: ServerResponse, body: unknown, headers: Record<string, string> = {}) =>
+    res.writeHead(200, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
+  const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    if (req.method !== 'POST') return void res.writeHead(405).end();
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const message = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id?: number; method: string };
+      if (message.method === 'initialize') {
+        return json(res, { jsonrpc: '2.0', id: message.id, result: { protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'stalling', version: '1' } } }, { 'mcp-session-id': 'stalling-session' });
+      }
+      if (message.method === 'notifications/initialized') return void res.writeHead(202).end();
+      if (message.id === undefined) return void held.push(res);
+      if (message.method === 'tools/list') return json(res, { jsonrpc: '2.0', id: message.id, result: { tools: [] } });
+      return json(res, { jsonrpc: '2.0', id: message.id, result: {} });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    held,
+    release: () => {
+      for (const res of held.splice(0)) res.writeHead(202).end();
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
 /**
- * What one person may hold on a replica (docs/gateway.md, Limits and choices): POSTs in flight and GET streams are
- * capped per person (429 with Retry-After beyond), released when they end, and one person's use never counts against
- * another's.
+ * What one person may hold on a replica (docs/gateway.md, Limits and choices): POSTs in flight, messages being relayed
+ * upstream and GET streams are capped per person (429 with Retry-After beyond), released when they end, and one
+ * person's use never counts against another's.
  */
 describe('MCP data plane: caps per person', () => {
   let platform: TestPlatform;
   let upstream: McpUpstream;
   let ada: FrontedGateway;
   let bob: FrontedGateway;
+  let stalling: StallingUpstream;
+  let cyd: FrontedGateway;
 
   beforeAll(async () => {
     upstream = await startMcpUpstream({ name: 'caps' });
+    stalling = await startStallingUpstream();
     platform = await startTestPlatform({
       env: { ALLOWED_INTERNAL_NETWORKS: '127.0.0.0/8', MCP_PUBLISH_POLICY: 'self_publish', MCP_MAX_REQUESTS_PER_PERSON: '2', MCP_MAX_GET_STREAMS_PER_PERSON: '1' },
     });
     ada = await gatewayFronting(platform, 'ada', [{ slug: 'caps', url: upstream.url }]);
     bob = await gatewayFronting(platform, 'bob', [{ slug: 'caps', url: upstream.url }]);
+    cyd = await gatewayFronting(platform, 'cyd', [{ slug: 'stalling', url: stalling.url }]);
   }, 120_000);
 
   afterAll(async () => {
+    stalling?.release();
     await platform?.stop();
     await upstream?.close();
+    await stalling?.close();
   });
 
   const slowCall = (gateway: FrontedGateway, session: string, id: number) =>
@@ -70,6 +122,44 @@ describe('MCP data plane: caps per person', () => {
     await expectEventually(async () => expect((await ping(ada, session)).status).toBe(200));
     await postMcp(platform, ada, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 12 } }, session, '2025-06-18');
     await Promise.all((await Promise.all(inFlight)).map((response) => response.text().catch(() => '')));
+  }, 30_000);
+
+  it('counts each request of a batch: a batch holding more requests than the cap is refused whole, one within it served', async () => {
+    const session = await rawMcpSession(platform, ada, '2025-03-26');
+    const pings = (count: number) => Array.from({ length: count }, (_, i) => ({ jsonrpc: '2.0', id: i + 1, method: 'ping' }));
+    const refused = await postMcp(platform, ada, pings(3), session, '2025-03-26');
+    expect(refused.status).toBe(429);
+    expect(await refused.json()).toMatchObject({ error: { code: -32000, message: expect.stringMatching(/at most 2 requests in flight per person/) } });
+
+    const served = await postMcp(platform, ada, pings(2), session, '2025-03-26');
+    expect(served.status).toBe(200);
+    const answers = (await served.text()).split('\n').filter((line) => line.startsWith('data: ')).map((line) => JSON.parse(line.slice(6)) as { id: number });
+    expect(answers.map((answer) => answer.id).sort()).toEqual([1, 2]);
+  }, 30_000);
+
+  it('counts the notifications it relays upstream until their upstream takes them: beyond the cap 429, never a cancellation of the client\'s own request', async () => {
+    const session = await rawMcpSession(platform, cyd);
+    const notify = () => postMcp(platform, cyd, { jsonrpc: '2.0', method: 'notifications/roots/list_changed' }, session, '2025-06-18');
+    // Each is taken (202) and then held by the stalling upstream, and still counts.
+    expect((await notify()).status).toBe(202);
+    expect((await notify()).status).toBe(202);
+    await expectEventually(async () => expect(stalling.held).toHaveLength(2));
+
+    const refused = await notify();
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('retry-after')).toBe('1');
+    expect(await refused.json()).toMatchObject({ error: { code: -32000, message: expect.stringMatching(/at most 2 messages being relayed upstream per person/) } });
+    // An answer to a relayed question counts the same way.
+    const answer = await postMcp(platform, cyd, { jsonrpc: '2.0', id: 'not-a-relayed-id', result: {} }, session, '2025-06-18');
+    expect(answer.status).toBe(429);
+    // Cancelling its own request is what frees a client's places: never refused.
+    const cancelled = await postMcp(platform, cyd, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 7 } }, session, '2025-06-18');
+    expect(cancelled.status).toBe(202);
+    expect(stalling.held).toHaveLength(2);
+
+    stalling.release();
+    await expectEventually(async () => expect((await notify()).status).toBe(202));
+    stalling.release();
   }, 30_000);
 
   it('refuses a GET stream beyond the person\'s open streams with 429 and serves it once the first closes', async () => {

@@ -4,7 +4,17 @@ import { BoundedMap } from '../bounded-map';
 import { GatewayRpcError, isResponse, RPC, type JsonRpcResponse } from './jsonrpc';
 import type { McpSession, UpstreamSession } from './session';
 import { postToUpstream, type PostOptions, type UpstreamEndpoint } from './upstream-client';
-import { upstreamFailure } from './upstream-errors';
+import { protocolError, upstreamFailure } from './upstream-errors';
+
+/**
+ * What an upstream's session id and protocol version may be: both are sealed into every client session id of the
+ * gateway and sent back as headers, so an upstream must not be able to inflate them past the client's header limit
+ * (one such upstream would break every session of its gateways) or put anything but a header's characters in them.
+ * The MCP transport allows visible ASCII only in a session id; real servers send UUIDs or a few dozen characters.
+ */
+export const MAX_UPSTREAM_SESSION_ID_LENGTH = 256;
+const UPSTREAM_SESSION_ID = new RegExp(`^[\\x21-\\x7E]{0,${MAX_UPSTREAM_SESSION_ID_LENGTH}}$`);
+const PROTOCOL_VERSION = /^[\x21-\x7E]{1,64}$/;
 
 /** What an upstream is told about the client at `initialize`: the client's own name, version and capabilities. */
 export interface ClientDescription {
@@ -56,7 +66,11 @@ export async function initializeUpstream(
     if ('error' in response) {
       throw new GatewayRpcError(RPC.upstreamUnavailable, `Upstream server '${server.slug}' refused to initialize`, 'upstream_unavailable', 'upstream_error');
     }
+    if (!UPSTREAM_SESSION_ID.test(sessionId)) {
+      throw protocolError(server.slug, `a session id that is not ${MAX_UPSTREAM_SESSION_ID_LENGTH} or fewer visible ASCII characters`);
+    }
     const protocolVersion = typeof response.result.protocolVersion === 'string' ? response.result.protocolVersion : client.protocolVersion;
+    if (!PROTOCOL_VERSION.test(protocolVersion)) throw protocolError(server.slug, 'a malformed protocol version');
     const established: UpstreamEndpoint = { ...endpoint, sessionId, protocolVersion };
     await postToUpstream(established, { jsonrpc: '2.0', method: 'notifications/initialized' }, { ...options, signal });
     return { sessionId, protocolVersion };

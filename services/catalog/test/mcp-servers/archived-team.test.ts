@@ -83,6 +83,16 @@ describe('catalog of an archived team', () => {
     expect(upstream.state.seenCredentials.length).toBe(refreshesBefore);
   });
 
+  it("refuses a platform admin's publishing override for it too (op 13), leaving the override and the revision as they were", async () => {
+    const publishingPath = `/v1/admin/teams/${team}/publishing`;
+    const before = await admin.get(publishingPath);
+    expect(before.status).toBe(200);
+    const refused = await admin.put(publishingPath, { override: 'approval_required' }, { 'if-match': before.headers.get('etag')! });
+    expect([refused.status, refused.body.error?.code]).toEqual([409, 'team_archived']);
+    const after = await admin.get(publishingPath);
+    expect([after.body.data, after.headers.get('etag')]).toEqual([before.body.data, before.headers.get('etag')]);
+  });
+
   it('lets the same changes through once the team is unarchived', async () => {
     await setArchived(false);
     for (const [change, send] of changes) {
@@ -90,5 +100,8 @@ describe('catalog of an archived team', () => {
       expect([change, accepted.status < 300, accepted.body?.error]).toEqual([change, true, undefined]);
     }
     expect((await owner.client.get(serverPath(team, serverId))).status).toBe(404);
+    const publishing = await admin.get(`/v1/admin/teams/${team}/publishing`);
+    const overridden = await admin.put(`/v1/admin/teams/${team}/publishing`, { override: 'approval_required' }, { 'if-match': publishing.headers.get('etag')! });
+    expect([overridden.status, overridden.body.data?.override]).toEqual([200, 'approval_required']);
   });
 });

@@ -76,6 +76,24 @@ interface Session {
   echo: RegisteredTool;
 }
 
+/**
+ * Waits `ms`, or less once `signal` aborts (the call cancelled, its session closed). The timer never holds the process
+ * open either: a cancelled 20 s step once kept a jest worker alive after its tests, which jest then killed.
+ */
+function sleepUnlessAborted(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    timer.unref();
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
 function buildServer(name: string, echoDescription: () => string, onCancelled: () => void, resumable: boolean): { server: McpServer; echo: RegisteredTool } {
   const server = new McpServer({ name: `upstream-${name}`, version: '1.0.0' }, { capabilities: { logging: {} } });
   const echo = server.registerTool(
@@ -86,7 +104,7 @@ function buildServer(name: string, echoDescription: () => string, onCancelled: (
   server.registerTool('slow', { description: 'Waits, reporting progress', inputSchema: { steps: z.number().int().min(1).max(50), stepMs: z.number().int().min(0).max(60_000) } }, async ({ steps, stepMs }, extra) => {
     const token = extra._meta?.progressToken;
     for (let step = 1; step <= steps; step++) {
-      await new Promise((resolve) => setTimeout(resolve, stepMs));
+      await sleepUnlessAborted(stepMs, extra.signal);
       if (extra.signal.aborted) {
         onCancelled();
         throw new Error('cancelled');

@@ -34,6 +34,7 @@ import {
 } from './mcp-servers-rules';
 import { decodeSlugCursor, encodeSlugCursor, pageLimit } from './paging';
 import { publishPolicyOf, writableTeam } from './publish-policy';
+import { assertTeamMoveKeepsSecretsHome } from './secret-origin';
 
 const SLUG_TAKEN = () => AppError.conflict('An MCP server with this slug already exists in the team');
 const NOT_FOUND = () => AppError.notFound('MCP server');
@@ -139,7 +140,8 @@ export async function getMcpServer(deps: CatalogDeps, request: GetMcpServerReque
 
 /**
  * Changes any field of a server at the expected revision (412 when stale). `authValue` absent keeps the stored
- * credential, empty removes it, anything else replaces it. A changed URL passes the address guard again.
+ * credential, empty removes it, anything else replaces it. A changed URL passes the address guard again; moving
+ * to another origin needs the credential given again and is a platform admin's alone while admin headers are stored.
  * Audited `mcp_server.update`, with `authValueChanged` instead of the credential.
  */
 export async function updateMcpServer(deps: CatalogDeps, request: UpdateMcpServerRequest): Promise<McpServer> {
@@ -174,6 +176,8 @@ export async function updateMcpServer(deps: CatalogDeps, request: UpdateMcpServe
       const locked = await findTeamMcpServer(tx, teamId, serverId, true);
       if (!locked) throw NOT_FOUND();
       if (String(locked.revision) !== request.expectedRevision) throw new AppError('precondition_failed', 'The MCP server has changed since it was read');
+      // Against the locked row: a stored secret goes only to the origin it was given for.
+      assertTeamMoveKeepsSecretsHome(locked, draft.url, replacing);
       if (draft.slug !== locked.slug && (await mcpServerSlugTaken(tx, teamId, draft.slug, serverId))) throw SLUG_TAKEN();
       const fields = sealed(deps, serverId, draft, replacing ? null : locked);
       const updated = await updateMcpServerRow(tx, serverId, request.expectedRevision, fields);

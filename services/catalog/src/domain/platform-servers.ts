@@ -20,6 +20,7 @@ import { UUID } from './gateway-rules';
 import { assertMcpServerUrlAllowed } from './mcp-servers-rules';
 import { pageLimit } from './paging';
 import { assertTeamServerStaysPrivate, isTeamServer, validAdminChange, type AdminChange } from './platform-server-rules';
+import { assertAdminMoveKeepsSecretsHome } from './secret-origin';
 import { decodeSlugIdCursor, encodeSlugIdCursor } from './slug-id-cursor';
 import { resolveTeamRefs } from './team-refs';
 
@@ -97,7 +98,8 @@ function mergedFields(current: McpServerRow, change: AdminChange): Omit<AdminSer
 
 /**
  * Op 16: a platform admin changes any server at the expected revision (412 when stale). A team's own server stays
- * proxy-only and visible to its team only (400 `team_mcp_visibility`); a new URL passes the address guard (422).
+ * proxy-only and visible to its team only (400 `team_mcp_visibility`); a new URL passes the address guard (422),
+ * and takes no stored secret to another origin that the change does not give again (secret-origin.ts).
  * Headers replace all (and the single credential header); an empty map removes them. Audited
  * `mcp_server.admin_update` on the server's team with the names of the changed fields, never a header value.
  */
@@ -115,6 +117,7 @@ export async function adminUpdateMcpServer(deps: CatalogDeps, request: AdminUpda
     const locked = await findMcpServerById(tx, serverId, true);
     if (!locked) throw NOT_FOUND();
     if (String(locked.revision) !== String(request.expectedRevision)) throw STALE();
+    assertAdminMoveKeepsSecretsHome(locked, change.url ?? locked.url, change.headers !== null);
     const teamServer = isTeamServer(locked.team_id);
     const visibleBefore = teamServer ? [locked.team_id] : (await visibleTeamIdsOf(tx, [serverId])).get(serverId) ?? [];
     const row = await updateAdminServerRow(tx, serverId, String(request.expectedRevision), {

@@ -241,12 +241,14 @@ describe('platform servers: op 16 and the platform team routes', () => {
       expect(JSON.stringify(refused.body)).not.toContain('line\nbreak');
       expect(JSON.stringify(refused.body)).not.toMatch(/price-in|caf\u00e9/);
     }
-    // Within the limits: 20 headers are accepted.
+    // Within the limits: 20 headers, and a url of exactly 2,048 characters (§8), are accepted.
     const twenty = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`X-Header-${i}`, 'v']));
+    const longestUrl = `${PUBLIC_URL}/${'u'.repeat(2048 - PUBLIC_URL.length - 1)}`;
+    expect(longestUrl).toHaveLength(2048);
     expect(await read(server.id)).toMatchObject({ revision: 1, hasHeaders: false });
-    const accepted = await platformAdmin.client.patch(adminPath(server.id), { headers: twenty, name: 'n'.repeat(100), description: 'd'.repeat(2000) }, { 'if-match': '"1"' });
+    const accepted = await platformAdmin.client.patch(adminPath(server.id), { headers: twenty, name: 'n'.repeat(100), description: 'd'.repeat(2000), url: longestUrl }, { 'if-match': '"1"' });
     expect(accepted.status).toBe(200);
-    expect(accepted.body.data).toMatchObject({ hasHeaders: true, revision: 2 });
+    expect(accepted.body.data).toMatchObject({ hasHeaders: true, revision: 2, url: longestUrl });
   });
 
   it('refuses a URL the address guard refuses (422 address_not_allowed), changing nothing', async () => {

@@ -58,9 +58,9 @@ describe('MCP gateway: the client GET stream', () => {
   };
 
   /** Calls `log` until its standalone message arrives: the client's GET stream relays the upstream's. */
-  const expectRelayed = async (client: Client, logs: string[], message: string) => {
+  const expectRelayed = async (client: Client, logs: string[], message: string, tool = 'alpha__log') => {
     await expectEventually(async () => {
-      await client.callTool({ name: 'alpha__log', arguments: { message } });
+      await client.callTool({ name: tool, arguments: { message } });
       expect(logs).toContain(`${message} (standalone)`);
     });
   };
@@ -155,6 +155,51 @@ describe('MCP gateway: the client GET stream', () => {
       await owner.patch(`/v1/teams/${teamSlug}/gateways/${current.id}`, { enabled: true }, { 'if-match': `"${current.revision}"` });
     }
   });
+
+  it('tells the GET streams of the gateways naming a server when its refresh hides a tool, and not those of other gateways', async () => {
+    const other = await startMcpUpstream({ name: 'beta' });
+    const x = await connect();
+    try {
+      const y = await gatewayFronting(platform, 'get-other', [{ slug: 'beta', url: other.url }]);
+      const yClient = (await connectMcpClient(platform, y.gatewaySlug, y.token)).client;
+      open.push(yClient);
+      // Upstreams relay their own tools/list_changed; a prompts/list_changed is the gateway's notice of a catalog change.
+      const xNotices = gatewayNotices(x);
+      const yNotices = gatewayNotices(yClient);
+      await expectRelayed(x, standaloneLogs(x), 'x stream up');
+      const yLogs = standaloneLogs(yClient);
+      await expectRelayed(yClient, yLogs, 'y stream up', 'beta__log');
+      // Notices of the setup (Y's server published) arrived before the messages relayed after them.
+      xNotices.length = 0;
+      yNotices.length = 0;
+
+      // The approved echo of gateway X's server changes upstream: the refresh hides it, in X alone.
+      upstream.redefineEcho('Echoes text back, and also exfiltrates it');
+      expect((await owner.post(`/v1/teams/${teamSlug}/mcp-servers/${serverId}/refresh`, {})).status).toBe(200);
+      await expectEventually(() => expect(xNotices.length).toBeGreaterThan(0));
+      expect((await x.listTools()).tools.map((tool) => tool.name)).not.toContain('alpha__echo');
+
+      // One announcement reaches every stream of this edge at once (X's notice is there, so it was heard): a message
+      // relayed on Y's stream after that, a few round trips later, follows any notice Y was sent for it.
+      await expectRelayed(yClient, yLogs, 'after the refresh', 'beta__log');
+      expect(yNotices).toHaveLength(0);
+    } finally {
+      // Back as approved: the echo is exposed again (the other tests call it).
+      upstream.redefineEcho('Echoes text back (alpha)');
+      await owner.post(`/v1/teams/${teamSlug}/mcp-servers/${serverId}/refresh`, {});
+      await x.close();
+      await other.close();
+    }
+  }, 60_000);
+
+  /** The gateway's own notices of catalog changes a client receives (see above: prompts/list_changed). */
+  const gatewayNotices = (client: Client) => {
+    const notices: number[] = [];
+    client.setNotificationHandler(PromptListChangedNotificationSchema, () => {
+      notices.push(1);
+    });
+    return notices;
+  };
 
   async function gatewayOf(slug: string): Promise<{ id: string; revision: number }> {
     const listed = (await owner.get(`/v1/teams/${teamSlug}/gateways?limit=100`)).body.data as { id: string; slug: string; revision: number }[];

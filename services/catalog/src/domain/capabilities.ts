@@ -1,8 +1,8 @@
 import type { ListCapabilitiesRequest, ListCapabilitiesResponse, RefreshMcpServerRequest } from '@platform/proto/gen/platform/catalog/v1/catalog';
 import { ActorKind, type PageRequest, type RequestContext } from '@platform/proto/gen/platform/common/v1/common';
-import { catalogChangeCommitted, AppError, auditContext, parseAllowedNetworks, writeAuditEvent, type Transaction } from '@platform/runtime';
+import { AppError, auditContext, parseAllowedNetworks, writeAuditEvent, type Transaction } from '@platform/runtime';
 import { SCHEMA, type CatalogDeps } from '../deps';
-import { listServerCapabilities, markCapabilitiesGone, pruneGoneUnapprovedCapabilities, recordRefreshOutcome, upsertCapabilities, type CapabilityRow } from '../store/capabilities-store';
+import { listServerCapabilities, lockPresentCapabilities, markCapabilitiesGone, pruneGoneUnapprovedCapabilities, recordRefreshOutcome, upsertCapabilities, type CapabilityRow } from '../store/capabilities-store';
 import type { McpServerRow } from '../store/mcp-servers-mappers';
 import { findTeamMcpServer } from '../store/mcp-servers-store';
 import { sameUpstreamConnection } from '../store/upstream-connection';
@@ -11,6 +11,7 @@ import { capabilityPage } from './capability-pages';
 import { discoverCapabilities, DiscoveryError, type DiscoveredCapability, type DiscoveryTarget } from './discovery';
 import { UUID } from './gateway-rules';
 import { writableTeam } from './publish-policy';
+import { announceServerExposureChange, refreshChangesExposure } from './refresh-exposure';
 import { upstreamHeadersOf } from './upstream-headers';
 
 const NOT_FOUND = () => AppError.notFound('MCP server');
@@ -113,7 +114,8 @@ const discoveryBudgetSeconds = (server: McpServerRow) => Math.max(60, server.tim
  * Discovers the server's capabilities upstream and stores them: new ones unapproved, seen ones with their current
  * definition and fingerprint (approvals kept, so a change shows), missing ones gone. The outcome is recorded on the
  * server (refreshed_at, or last_refresh_error with the failure's class and any refusal's reason) and audited `mcp_server.refresh` with counts;
- * edges are told when capabilities changed. An unreachable or misbehaving upstream is 503 `unavailable`. A team's
+ * the edges of the gateways naming the server are told when what it exposes changed (refresh-exposure.ts). An
+ * unreachable or misbehaving upstream is 503 `unavailable`. A team's
  * refresh (a person, API key or service account) is refused while the team is archived (409 `team_archived`); the
  * platform's own (scheduler, data plane) is not. The answer is the first page of the present capabilities, of
  * `page.pageSize`; its cursor continues with listCapabilities (docs/catalog.md, What a refresh answers).
@@ -182,10 +184,12 @@ async function discoverAndStore(
     throw new AppError('unavailable', message);
   }
 
-  let changed = false;
+  let exposureChanged = false;
   const answer = await deps.db.transaction(async (tx) => {
     const locked = await lockedAsProbed(tx, server);
     if (!locked) return null;
+    // Approvals wait for this refresh from here: what it decides about the exposure holds when it commits.
+    await lockPresentCapabilities(tx, server.id);
     const before = await listServerCapabilities(tx, server.id);
     const present = new Set(found.map((item) => `${item.kind}\u0000${item.name}`));
     const goneIds = before.filter((row) => row.gone_at === null && !present.has(`${row.kind}\u0000${row.name}`)).map((row) => row.id);
@@ -194,13 +198,13 @@ async function discoverAndStore(
     if (goneIds.length > 0) await pruneGoneUnapprovedCapabilities(tx, server.id, MAX_GONE_UNAPPROVED_PER_SERVER);
     await recordRefreshOutcome(tx, server.id, null);
     const counts = refreshCounts(found, before, goneIds);
-    changed = counts.added + counts.returned + counts.redefined + counts.gone > 0;
+    exposureChanged = refreshChangesExposure(found, before, goneIds);
     await auditRefresh(tx, context, locked, { outcome: 'succeeded', ...counts });
     return capabilityPage(tx, server.id, false, answerPage);
   });
   if (answer === null) return null;
-  // Edges remember what gateways expose: a capability that appeared, came back, changed or went must be looked up again.
-  if (changed) await catalogChangeCommitted(deps);
+  // Edges remember what gateways expose: an exposed capability that changed or went, or one exposed again, must be looked up again.
+  if (exposureChanged) await announceServerExposureChange(deps, server.id);
   return answer;
 }
 

@@ -39,6 +39,15 @@ export async function listServerCapabilities(db: Queryable, serverId: string): P
   return rows;
 }
 
+/**
+ * Locks the server's present capabilities until the transaction ends. An approval (op 8) changes only a present one
+ * and locks it first, so a refresh that locks them before reading them compares with approvals that cannot change
+ * under it: what it decides about the gateways' exposure (domain/refresh-exposure.ts) holds when it commits.
+ */
+export async function lockPresentCapabilities(db: Queryable, serverId: string): Promise<void> {
+  await db.query(`SELECT id FROM catalog.capabilities WHERE server_id = $1 AND gone_at IS NULL FOR UPDATE`, [serverId]);
+}
+
 /** Where a page of capabilities starts: after this capability of the server. */
 export type CapabilityPosition = Pick<CapabilityRow, 'id' | 'kind' | 'name'>;
 

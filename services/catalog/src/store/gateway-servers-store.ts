@@ -34,3 +34,15 @@ export async function listPresentCapabilityNames(db: Queryable, serverIds: reado
   );
   return rows;
 }
+
+/**
+ * Ids of the gateways that name the server (whatever their team, and whether or not it is offered to them now),
+ * at most `limit`: a caller asks one more than it will name to learn that there are more.
+ */
+export async function listGatewaysNamingServer(db: Queryable, serverId: string, limit: number): Promise<string[]> {
+  const { rows } = await db.query<{ gateway_id: string }>(
+    `SELECT gateway_id FROM catalog.gateway_servers WHERE server_id = $1 ORDER BY gateway_id LIMIT $2`,
+    [serverId, limit],
+  );
+  return rows.map((row) => row.gateway_id);
+}

@@ -1,12 +1,13 @@
 import { createCache, onCatalogChange, type Cache } from '@platform/runtime';
 import { adminClient, eventually, newPerson, newTeam, startTestPlatform, unique, type ApiClient, type TestPerson, type TestPlatform } from '@platform/test';
+import { MAX_NAMED_GATEWAYS } from '../../src/domain/refresh-exposure';
 import { publish, refreshServer, registerServer } from './catalog-setup';
 import { startUpstream, type Upstream } from './upstream';
 
 /**
  * Gateway changes tell every edge, through the cache's pub/sub, which gateway's resolved configuration to drop;
- * capability changes found by a refresh tell them to drop every gateway's. Listened to from outside the platform, as
- * another replica's edge would, so this needs Redis.
+ * capability changes found by a refresh name the gateways that name the server, when they can change what it exposes.
+ * Listened to from outside the platform, as another replica's edge would, so this needs Redis.
  */
 describe('catalog change signal of gateway and capability changes', () => {
   let platform: TestPlatform;
@@ -78,28 +79,111 @@ describe('catalog change signal of gateway and capability changes', () => {
     seen.length = 0;
   }
 
-  it('tells every gateway when an approved capability that was gone comes back unchanged', async () => {
+  /** A gateway of the team naming the given servers; returns its id once its own announcement was heard. */
+  async function gatewayWith(...serverIds: string[]): Promise<string> {
+    const created = await owner.client.post(`/v1/teams/${team}/gateways`, { slug: unique('gw'), name: 'Gateway', servers: serverIds.map((serverId) => ({ serverId })) });
+    expect(created.status).toBe(201);
+    await announced(created.body.data.id as string);
+    return created.body.data.id as string;
+  }
+
+  /** What was announced from the last fence until now: a marker gateway is created, and what came before its own signal answered. */
+  async function announcedSinceFence(): Promise<string[][]> {
+    const marker = await owner.client.post(`/v1/teams/${team}/gateways`, { slug: unique('marker'), name: 'Marker' });
+    const markerId = marker.body.data.id as string;
+    await announced(markerId);
+    return seen.slice(0, seen.findIndex((ids) => ids.includes(markerId)));
+  }
+
+  it('tells the gateways naming the server when an approved capability that was gone comes back unchanged', async () => {
     const server = await registerServer(owner, team, upstream);
     await publish(owner, admin, team, server.id);
+    const gateway = await gatewayWith(server.id);
+    const unrelated = await gatewayWith();
     upstream.offer.tools = { search: 'Search' };
     await refreshServer(owner, team, server.id);
 
     await fence();
-    // `fetch` returns as it was approved: gateways expose it again, so edges must drop what they resolved.
+    // `fetch` returns as it was approved: the gateway exposes it again, so edges must drop what they resolved of it.
     upstream.offer.tools = { search: 'Search', fetch: 'Fetch' };
     await refreshServer(owner, team, server.id);
     const listed = await owner.client.get(`/v1/teams/${team}/mcp-servers/${server.id}/capabilities`);
     expect(listed.body.data.find((item: { name: string }) => item.name === 'fetch')).toMatchObject({ approved: true, goneAt: null });
-    const marker = await owner.client.post(`/v1/teams/${team}/gateways`, { slug: unique('marker'), name: 'Marker' });
-    await announced(marker.body.data.id as string);
-    // Before the marker's own signal: one for any gateway (an empty list), the refresh's.
-    expect(seen.slice(0, seen.findIndex((ids) => ids.includes(marker.body.data.id as string)))).toEqual([[]]);
+    // Its gateway alone: neither every gateway (an empty list) nor the unrelated one.
+    const heard = await announcedSinceFence();
+    expect(heard).toEqual([[gateway]]);
+    expect(heard.flat()).not.toContain(unrelated);
 
     // An unchanged refresh announces nothing.
     await fence();
     await refreshServer(owner, team, server.id);
-    const after = await owner.client.post(`/v1/teams/${team}/gateways`, { slug: unique('marker'), name: 'Marker' });
-    await announced(after.body.data.id as string);
-    expect(seen).toEqual([[after.body.data.id as string]]);
+    expect(await announcedSinceFence()).toEqual([]);
   });
+
+  it('announces nothing for changes to a server in no gateway', async () => {
+    const alone = await startUpstream({ tools: { search: 'Search', fetch: 'Fetch' } });
+    try {
+      const server = await registerServer(owner, team, alone);
+      await publish(owner, admin, team, server.id);
+      await fence();
+      // Approved capabilities redefined and gone, a new one: exposed by no gateway, so nothing to tell.
+      alone.offer.tools = { search: 'Search, changed', other: 'Other' };
+      await refreshServer(owner, team, server.id);
+      expect(await announcedSinceFence()).toEqual([]);
+    } finally {
+      await alone.close();
+    }
+  });
+
+  it('announces changes that can change what the gateway exposes, and not those to unapproved capabilities', async () => {
+    const changing = await startUpstream({ tools: { search: 'Search' } });
+    try {
+      const server = await registerServer(owner, team, changing);
+      await publish(owner, admin, team, server.id);
+      const gateway = await gatewayWith(server.id);
+
+      // New, redefined while unapproved, gone while unapproved: hidden throughout.
+      await fence();
+      for (const tools of [{ search: 'Search', draft: 'Draft' }, { search: 'Search', draft: 'Draft, changed' }, { search: 'Search' }] as Record<string, string>[]) {
+        changing.offer.tools = tools;
+        await refreshServer(owner, team, server.id);
+      }
+      expect(await announcedSinceFence()).toEqual([]);
+
+      // The approved one redefined (hidden), redefined back as approved (exposed again), then gone: each announced.
+      for (const tools of [{ search: 'Search, changed' }, { search: 'Search' }, {}] as Record<string, string>[]) {
+        await fence();
+        changing.offer.tools = tools;
+        await refreshServer(owner, team, server.id);
+        expect(await announcedSinceFence()).toEqual([[gateway]]);
+      }
+    } finally {
+      await changing.close();
+    }
+  });
+
+  it(`tells every gateway when the server is in more than ${MAX_NAMED_GATEWAYS} gateways`, async () => {
+    const popular = await startUpstream({ tools: { search: 'Search' } });
+    try {
+      const server = await registerServer(owner, team, popular);
+      await publish(owner, admin, team, server.id);
+      const gateways: string[] = [];
+      for (let i = 0; i < MAX_NAMED_GATEWAYS; i++) gateways.push(await gatewayWith(server.id));
+
+      await fence();
+      popular.offer.tools = { search: 'Search, changed' };
+      await refreshServer(owner, team, server.id);
+      const named = await announcedSinceFence();
+      expect(named).toHaveLength(1);
+      expect([...named[0]!].sort()).toEqual([...gateways].sort());
+
+      await gatewayWith(server.id);
+      await fence();
+      popular.offer.tools = { search: 'Search' };
+      await refreshServer(owner, team, server.id);
+      expect(await announcedSinceFence()).toEqual([[]]);
+    } finally {
+      await popular.close();
+    }
+  }, 120_000);
 });

@@ -30,7 +30,7 @@ const changeBody = z.object({
     }),
   accessMode: z.enum(['proxy', 'direct']).optional(),
   visibility: z.enum(['all', 'teams']).optional(),
-  personal: z.boolean().optional().meta({ description: 'Offer the server in personal workspaces.' }),
+  personal: z.boolean().optional().meta({ description: 'Offer the server in every personal workspace; visibility `all` reaches the other teams only.' }),
   teams: z
     .array(z.string().min(1).max(63))
     .max(100)

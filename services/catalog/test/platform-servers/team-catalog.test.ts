@@ -1,4 +1,5 @@
-import { adminClient, newPerson, newTeam, startTestPlatform, type ApiClient, type TestPerson, type TestPlatform } from '@platform/test';
+import type { ServiceClients } from '@platform/runtime';
+import { adminClient, grpcClients, newPerson, newTeam, startTestPlatform, unique, type ApiClient, type TestPerson, type TestPlatform } from '@platform/test';
 import { adminChange, PLATFORM_TEAM, registerServer } from './support';
 
 interface CatalogEntry {
@@ -24,6 +25,7 @@ describe("a team's catalog", () => {
   let teamA: string;
   let teamB: string;
   let personalSlug: string;
+  let clients: ServiceClients;
   const ids: Record<string, string> = {};
 
   /** Publishes a platform server: the platform team publishes directly (its policy is always self_publish). */
@@ -56,6 +58,7 @@ describe("a team's catalog", () => {
 
   beforeAll(async () => {
     platform = await startTestPlatform();
+    clients = grpcClients(platform);
     admin = await adminClient(platform);
     platformAdmin = await newPerson(platform, admin, 'platform-admin', 'admin');
     owner = await newPerson(platform, admin, 'owner');
@@ -69,13 +72,17 @@ describe("a team's catalog", () => {
 
     // Platform servers, each offered differently; all published unless named otherwise.
     ids.toAll = (await registerServer(platformAdmin.client, PLATFORM_TEAM, { authValue: 'platform-credential-1234' })).id;
+    ids.toAllAndPersonal = (await registerServer(platformAdmin.client, PLATFORM_TEAM)).id;
     ids.toTeamA = (await registerServer(platformAdmin.client, PLATFORM_TEAM)).id;
     ids.toPersonal = (await registerServer(platformAdmin.client, PLATFORM_TEAM)).id;
     ids.toNobody = (await registerServer(platformAdmin.client, PLATFORM_TEAM)).id;
     ids.unpublished = (await registerServer(platformAdmin.client, PLATFORM_TEAM)).id;
     ids.disabled = (await registerServer(platformAdmin.client, PLATFORM_TEAM)).id;
-    for (const name of ['toAll', 'toTeamA', 'toPersonal', 'toNobody', 'disabled']) await publishPlatformServer(ids[name]!);
+    for (const name of ['toAll', 'toAllAndPersonal', 'toTeamA', 'toPersonal', 'toNobody', 'disabled']) await publishPlatformServer(ids[name]!);
+    // Offered to all teams and named the personal workspace, a list op 16 keeps but does not apply under `all`.
+    expect((await adminChange(platformAdmin.client, ids.toAll!, { teams: [personalSlug] })).status).toBe(200);
     expect((await adminChange(platformAdmin.client, ids.toAll!, { visibility: 'all' })).status).toBe(200);
+    expect((await adminChange(platformAdmin.client, ids.toAllAndPersonal!, { visibility: 'all', personal: true })).status).toBe(200);
     expect((await adminChange(platformAdmin.client, ids.toTeamA!, { visibility: 'teams', teams: [teamA] })).status).toBe(200);
     expect((await adminChange(platformAdmin.client, ids.toPersonal!, { personal: true })).status).toBe(200);
     expect((await adminChange(platformAdmin.client, ids.unpublished!, { visibility: 'all' })).status).toBe(200);
@@ -87,16 +94,45 @@ describe("a team's catalog", () => {
     await publishTeamServer(teamA, ids.ownPublished);
   }, 180_000);
   afterAll(async () => {
+    await clients?.close();
     await platform?.stop();
   });
 
   it('holds the team\'s own published servers and the published, enabled platform servers offered to it', async () => {
-    expect(namesIn(await catalogOf(member.client, teamA))).toEqual(['ownPublished', 'toAll', 'toTeamA']);
-    expect(namesIn(await catalogOf(outsider.client, teamB))).toEqual(['toAll']);
-    // A personal workspace gets the platform servers offered to personal workspaces.
-    expect(namesIn(await catalogOf(loner.client, personalSlug))).toEqual(['toAll', 'toPersonal']);
+    expect(namesIn(await catalogOf(member.client, teamA))).toEqual(['ownPublished', 'toAll', 'toAllAndPersonal', 'toTeamA']);
+    expect(namesIn(await catalogOf(outsider.client, teamB))).toEqual(['toAll', 'toAllAndPersonal']);
+    // A personal workspace gets the platform servers offered to personal workspaces (`personal`), whatever their
+    // visibility: `all` alone (toAll) reaches the other teams only.
+    expect(namesIn(await catalogOf(loner.client, personalSlug))).toEqual(['toAllAndPersonal', 'toPersonal']);
     // The platform team's own catalog: its published, enabled servers.
-    expect(namesIn(await catalogOf(platformAdmin.client, PLATFORM_TEAM, 50))).toEqual(['toAll', 'toNobody', 'toPersonal', 'toTeamA']);
+    expect(namesIn(await catalogOf(platformAdmin.client, PLATFORM_TEAM, 50))).toEqual(['toAll', 'toAllAndPersonal', 'toNobody', 'toPersonal', 'toTeamA']);
+  });
+
+  it('lets a personal workspace name in its gateways only the platform servers offered to it', async () => {
+    const gateways = `/v1/teams/${personalSlug}/gateways`;
+    const refused = await loner.client.post(gateways, { slug: unique('personal-gw'), name: 'Mine', servers: [{ serverId: ids.toAll }] });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.code).toBe('invalid_request');
+    expect(refused.body.error.fields).toEqual([{ field: 'servers.0.serverId', problem: 'is not an MCP server offered to this team' }]);
+    const slug = unique('personal-gw');
+    const accepted = await loner.client.post(gateways, { slug, name: 'Mine', servers: [{ serverId: ids.toAllAndPersonal }, { serverId: ids.toPersonal }] });
+    expect(accepted.status).toBe(201);
+    // The gateway serves what is offered now: no longer `personal`, the `all` server leaves it.
+    const served = async () => (await clients.catalog.resolveGateway({ slug })).servers.map((server) => server.id);
+    expect(await served()).toEqual([ids.toAllAndPersonal, ids.toPersonal]);
+    expect((await adminChange(platformAdmin.client, ids.toAllAndPersonal!, { personal: false })).status).toBe(200);
+    try {
+      expect(await served()).toEqual([ids.toPersonal]);
+    } finally {
+      expect((await adminChange(platformAdmin.client, ids.toAllAndPersonal!, { personal: true })).status).toBe(200);
+    }
+  });
+
+  it('offers a `teams` server to a personal workspace it names, whether or not it is `personal`', async () => {
+    expect((await adminChange(platformAdmin.client, ids.toNobody!, { teams: [personalSlug] })).status).toBe(200);
+    expect(namesIn(await catalogOf(loner.client, personalSlug))).toEqual(['toAllAndPersonal', 'toNobody', 'toPersonal']);
+    expect((await adminChange(platformAdmin.client, ids.toNobody!, { teams: [] })).status).toBe(200);
+    expect(namesIn(await catalogOf(loner.client, personalSlug))).toEqual(['toAllAndPersonal', 'toPersonal']);
   });
 
   it("presents entries in the team view, a platform server under the platform team without its credential's details", async () => {
@@ -110,15 +146,20 @@ describe("a team's catalog", () => {
 
   it('follows op 16 at once: offering, withdrawing and disabling change the catalog', async () => {
     expect((await adminChange(platformAdmin.client, ids.toTeamA!, { teams: [teamA, teamB] })).status).toBe(200);
-    expect(namesIn(await catalogOf(outsider.client, teamB))).toEqual(['toAll', 'toTeamA']);
+    expect(namesIn(await catalogOf(outsider.client, teamB))).toEqual(['toAll', 'toAllAndPersonal', 'toTeamA']);
     expect((await adminChange(platformAdmin.client, ids.toAll!, { enabled: false })).status).toBe(200);
-    expect(namesIn(await catalogOf(outsider.client, teamB))).toEqual(['toTeamA']);
+    expect(namesIn(await catalogOf(outsider.client, teamB))).toEqual(['toAllAndPersonal', 'toTeamA']);
     expect((await adminChange(platformAdmin.client, ids.toTeamA!, { teams: [teamA] })).status).toBe(200);
     expect((await adminChange(platformAdmin.client, ids.toAll!, { enabled: true })).status).toBe(200);
-    expect(namesIn(await catalogOf(outsider.client, teamB))).toEqual(['toAll']);
+    expect(namesIn(await catalogOf(outsider.client, teamB))).toEqual(['toAll', 'toAllAndPersonal']);
+    // Back to `teams`, the list kept under `all` applies again: the personal workspace it names is offered it.
+    expect((await adminChange(platformAdmin.client, ids.toAll!, { visibility: 'teams' })).status).toBe(200);
+    expect(namesIn(await catalogOf(loner.client, personalSlug))).toEqual(['toAll', 'toAllAndPersonal', 'toPersonal']);
+    expect(namesIn(await catalogOf(outsider.client, teamB))).toEqual(['toAllAndPersonal']);
+    expect((await adminChange(platformAdmin.client, ids.toAll!, { visibility: 'all' })).status).toBe(200);
     // A rejected server leaves its team's catalog.
     expect((await platformAdmin.client.post(`/v1/admin/mcp-servers/${ids.ownPublished}/review`, { decision: 'reject' })).status).toBe(200);
-    expect(namesIn(await catalogOf(member.client, teamA))).toEqual(['toAll', 'toTeamA']);
+    expect(namesIn(await catalogOf(member.client, teamA))).toEqual(['toAll', 'toAllAndPersonal', 'toTeamA']);
   });
 
   it('is read by team members and platform staff only', async () => {

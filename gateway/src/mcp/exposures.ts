@@ -20,14 +20,18 @@ interface Entry {
  * read from the cache), so a change the catalog makes (a capability hidden, a server disabled) takes effect at the
  * next request on every replica, a lost announcement included. An announcement naming gateways drops just those;
  * `ttlMs` bounds how long an unused entry is kept. When the generation cannot be learnt (the cache unreachable and
- * the subscription down) every request asks the catalog. Concurrent misses under one generation share one catalog
- * call. Listeners hear which gateways an announcement names (the data plane tells connected clients), and hear
- * "every gateway" when the subscription is trusted again after an interruption or a stall, when some may have been lost.
+ * the subscription down) every request asks the catalog. Concurrent misses under one generation, with no announcement
+ * in between, share one catalog call (so do the re-checks of a gateway's open GET streams after a change). Listeners
+ * hear which gateways an announcement names (the data plane re-checks and tells connected clients), and hear "every
+ * gateway" when the subscription is trusted again after an interruption or a stall, when some may have been lost.
  */
 export class GatewayExposures {
   private readonly entries = new Map<string, Entry>();
-  /** Loads in flight, by slug, each with the generation it runs under: a request of a later one does not join it. */
-  private readonly loading = new Map<string, { generation: string; value: Promise<ResolvedGateway> }>();
+  /**
+   * Loads in flight, by slug, each with the generation and epoch it runs under: a request of a later generation, or
+   * after an announcement (a scoped one leaves the generation), does not join it, since it may have read the old state.
+   */
+  private readonly loading = new Map<string, { generation: string; epoch: number; value: Promise<ResolvedGateway> }>();
   private readonly listeners = new Set<(gatewayIds: string[]) => void>();
   private readonly generation: GenerationView;
   private readonly stopHearing: () => void;
@@ -84,11 +88,12 @@ export class GatewayExposures {
     const entry = this.entries.get(slug);
     if (entry && entry.generation === generation && entry.expiresAt > Date.now()) return entry.value;
     const pending = this.loading.get(slug);
-    if (pending?.generation === generation) return pending.value;
+    if (pending?.generation === generation && pending.epoch === this.epoch) return pending.value;
+    const epoch = this.epoch;
     const value = this.load(slug, generation).finally(() => {
       if (this.loading.get(slug)?.value === value) this.loading.delete(slug);
     });
-    this.loading.set(slug, { generation, value });
+    this.loading.set(slug, { generation, epoch, value });
     return value;
   }
 

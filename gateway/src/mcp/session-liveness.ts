@@ -16,6 +16,7 @@ export class SessionLiveness {
   private readonly ended = new BoundedMap<string, number>(MAX_REMEMBERED);
   /** Sessions the shared cache said were live (asked once per session). */
   private readonly live = new BoundedMap<string, true>(MAX_REMEMBERED);
+  private readonly endedListeners = new Set<(sessionKey: string) => void>();
   private unsubscribe: (() => Promise<void>) | undefined;
 
   constructor(
@@ -30,6 +31,15 @@ export class SessionLiveness {
 
   async close(): Promise<void> {
     await this.unsubscribe?.();
+  }
+
+  /**
+   * Hears every session seen to end here: ended on this replica, announced by another, or found ended in the cache
+   * (possibly more than once per session). Returns the unsubscriber.
+   */
+  onEnded(listener: (sessionKey: string) => void): () => void {
+    this.endedListeners.add(listener);
+    return () => this.endedListeners.delete(listener);
   }
 
   async isEnded(sessionKey: string): Promise<boolean> {
@@ -62,5 +72,12 @@ export class SessionLiveness {
   private markEnded(sessionKey: string): void {
     this.live.delete(sessionKey);
     this.ended.set(sessionKey, Date.now() + this.maxAgeMs);
+    for (const listener of this.endedListeners) {
+      try {
+        listener(sessionKey);
+      } catch (error) {
+        this.logger.warn({ err: error }, 'a session end listener failed');
+      }
+    }
   }
 }

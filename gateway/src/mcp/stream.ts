@@ -11,6 +11,7 @@ import { McpHttpError } from './http-errors';
 import { RPC, type JsonRpcMessage } from './jsonrpc';
 import { requireSession } from './session-check';
 import { pauseUnlessStopped } from './stop-switch';
+import { streamUpstreamsChanged } from './stream-upstreams';
 import { endUpstreamSession, openUpstreamStream, type UpstreamEndpoint } from './upstream-client';
 import type { UpstreamStreamItem } from './upstream-items';
 import { currentUpstreamSession } from './upstream-sessions';
@@ -28,7 +29,8 @@ const LIST_CHANGES: JsonRpcMessage[] = [
  * GET /mcp/{slug}: the client's stream of server-initiated messages, one per session on this replica (409 for a
  * second, get-streams.ts). The gateway merges the GET streams of every upstream (their notifications, and their
  * questions with relay ids), reconnecting to an upstream whose stream drops, and adds its own list-changed
- * notifications when the catalog changes what the gateway exposes. Everything it starts stops when the client leaves.
+ * notifications when the catalog changes what the gateway exposes. The gateway ends the stream (cleanly: the client
+ * opens it again) when the session ends or the upstreams it relays change. Everything it starts stops when it ends.
  */
 export async function handleGet(plane: DataPlane, req: IncomingMessage, res: ServerResponse, principal: McpPrincipal, readAt: number, recheck: AccessCheck): Promise<void> {
   const accept = req.headers.accept ?? '';
@@ -43,10 +45,12 @@ export async function handleGet(plane: DataPlane, req: IncomingMessage, res: Ser
   if (plane.draining.aborted) throw new McpHttpError(503, RPC.internalError, 'Service Unavailable: this gateway replica is shutting down; reconnect', { 'retry-after': '1' });
   const releaseStream = plane.perPerson.streams.claim(principal.personId);
   try {
-    claimGetStream(plane, key, closed);
+    // Aborted when the gateway ends the stream: its session ended, or the upstreams it relays changed.
+    const ended = new AbortController();
+    claimGetStream(plane, key, closed, () => ended.abort());
     const stopWatching = endWhenAccessEnds(plane, principal, recheck, res, closed);
     try {
-      await relayUntilClosed({ plane, principal, resolved, session, sessionKey: key }, new ClientReply(res), closed);
+      await relayUntilClosed({ plane, principal, resolved, session, sessionKey: key }, new ClientReply(res), closed, ended);
     } finally {
       stopWatching();
     }
@@ -96,46 +100,101 @@ export function closeSignalOf(res: ServerResponse): AbortSignal {
 
 /**
  * Streams the upstreams' messages and the gateway's notices to the client until it leaves, then stops them all. When
- * the edge begins draining the stream is ended (a clean end of the response, which the client may open again
- * elsewhere): its closing then stops the relays as a client leaving does.
+ * the edge begins draining, or the gateway ends the stream (`ended`), the stream is ended cleanly (the client may open
+ * it again, elsewhere or over the current upstreams) and the relays stop at once, as when a client leaves.
  */
-async function relayUntilClosed(ctx: CallContext, reply: ClientReply, closed: AbortSignal): Promise<void> {
+async function relayUntilClosed(ctx: CallContext, reply: ClientReply, closed: AbortSignal, ended: AbortController): Promise<void> {
   reply.startStream();
   const keepAlive = setInterval(() => reply.keepAlive(), KEEP_ALIVE_MS);
-  const gatewayId = ctx.principal.gateway.id;
-  const stopListening = ctx.plane.exposures.onChange((gatewayIds) => {
-    if (gatewayIds.length === 0 || gatewayIds.includes(gatewayId)) for (const message of LIST_CHANGES) reply.send(message);
-  });
-  // Each relay ends by itself once `closed` aborts (or earlier, when its upstream offers no stream); the client's
+  const stop = firstAbortOf([closed, ctx.plane.draining, ended.signal]);
+  const stopListening = ctx.plane.exposures.onChange(catalogWatcher(ctx, reply, stop.signal, () => ended.abort()));
+  // Each relay ends by itself once the stream stops (or earlier, when its upstream offers no stream); the client's
   // stream stays open for the gateway's own notices whatever they do, and is not held up by their teardown.
-  for (const server of ctx.resolved.exposure.runtime.servers) void pumpUpstream(ctx, server, reply, closed);
+  for (const server of ctx.resolved.exposure.runtime.servers) void pumpUpstream(ctx, server, reply, stop.signal);
   try {
-    await untilEither(closed, ctx.plane.draining);
+    await abortOf(stop.signal);
   } finally {
     clearInterval(keepAlive);
     stopListening();
+    stop.release();
     reply.end();
   }
 }
 
-/** Resolves when either signal aborts; forgets its listeners then. */
-function untilEither(a: AbortSignal, b: AbortSignal): Promise<void> {
+/**
+ * What the stream does when the catalog announces a change that may touch its gateway. Its relays were started over
+ * the servers resolved when it opened, so the gateway is resolved again as a request would (every stream of the
+ * gateway on this replica shares one lookup, exposures.ts); the client is told its lists may have changed, and the
+ * stream is ended when its relays no longer match (stream-upstreams.ts: a server gone, disabled or added, its address,
+ * transport, timeout, credential or identity setting changed, the gateway disabled or gone), so no message of an
+ * upstream taken out of the gateway reaches the client, and no upstream is reached with a credential taken back. A
+ * check that cannot be made (the catalog unreachable) ends the stream too: its relays can no longer be vouched for.
+ * A change announced while a check runs is checked once more after it.
+ */
+function catalogWatcher(ctx: CallContext, reply: ClientReply, stopped: AbortSignal, end: () => void): (gatewayIds: string[]) => void {
+  const { id: gatewayId, slug } = ctx.principal.gateway;
+  let checking = false;
+  let again = false;
+  const check = async () => {
+    checking = true;
+    try {
+      do {
+        again = false;
+        let changed: boolean;
+        try {
+          changed = streamUpstreamsChanged(ctx.resolved, await ctx.plane.exposures.get(slug));
+        } catch (error) {
+          ctx.plane.deps.logger.debug({ err: error, gatewayId }, 'a GET stream could not check its upstreams after a catalog change; ending it');
+          changed = true;
+        }
+        if (stopped.aborted) return;
+        for (const message of LIST_CHANGES) reply.send(message);
+        if (changed) {
+          end();
+          return;
+        }
+      } while (again);
+    } finally {
+      checking = false;
+    }
+  };
+  return (gatewayIds) => {
+    if (stopped.aborted || (gatewayIds.length > 0 && !gatewayIds.includes(gatewayId))) return;
+    if (checking) again = true;
+    else void check();
+  };
+}
+
+/** A signal aborted as soon as any of `signals` is; `release` forgets its listeners on them. */
+function firstAbortOf(signals: AbortSignal[]): { signal: AbortSignal; release(): void } {
+  const first = new AbortController();
+  // The relay of each of the gateway's upstreams listens to it (see closeSignalOf).
+  setMaxListeners(Infinity, first.signal);
+  const abort = () => first.abort();
+  for (const signal of signals) {
+    if (signal.aborted) first.abort();
+    else signal.addEventListener('abort', abort, { once: true });
+  }
+  return {
+    signal: first.signal,
+    release: () => {
+      for (const signal of signals) signal.removeEventListener('abort', abort);
+    },
+  };
+}
+
+/** Resolves when `signal` aborts. */
+function abortOf(signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
-    if (a.aborted || b.aborted) return resolve();
-    const done = () => {
-      a.removeEventListener('abort', done);
-      b.removeEventListener('abort', done);
-      resolve();
-    };
-    a.addEventListener('abort', done, { once: true });
-    b.addEventListener('abort', done, { once: true });
+    if (signal.aborted) resolve();
+    else signal.addEventListener('abort', () => resolve(), { once: true });
   });
 }
 
 /**
- * Relays one upstream's GET stream until the client leaves. A stream that drops or fails is reopened, with backoff.
- * An upstream that forgot the session (404: it restarted) gets a fresh one, opened as for a POST and shared with the
- * POSTs and the other replicas, and the stream is reopened in it at once. It ends for good when the upstream offers
+ * Relays one upstream's GET stream until the client's stream stops (`closed`). A stream that drops or fails is
+ * reopened, with backoff. An upstream that forgot the session (404: it restarted) gets a fresh one, opened as for a
+ * POST and shared with the POSTs and the other replicas, and the stream is reopened in it at once. It ends for good when the upstream offers
  * no stream (405), or already has one for the session and allows one (409: another replica's relay, say): asking
  * again would not change that, so it is said once in the log.
  */

@@ -367,9 +367,13 @@ export class LegacySseConnections {
   }
 
   connectionFor(sessionKey: string, server: RuntimeServer, open: () => Promise<LegacySseConnection>): Promise<LegacySseConnection> {
-    const key = `${sessionKey}:${server.id}`;
+    // Keyed by the server's address too: once it moves, the connection to the old one (whose message endpoint would
+    // receive the current credential) serves the session no more, and is closed.
+    const serverPrefix = `${sessionKey}:${server.id}:`;
+    const key = serverPrefix + server.url;
     const existing = this.connections.get(key);
     if (existing) return existing.then((connection) => (connection.isOpen ? connection : this.connectionFor(sessionKey, server, open)));
+    void this.closeWhere((other) => other.startsWith(serverPrefix));
     const opening = open().then(
       (connection) => {
         connection.onClose(() => {
@@ -389,11 +393,17 @@ export class LegacySseConnections {
 
   /** Ends the connections of a client session (its DELETE). */
   async closeSession(sessionKey: string): Promise<void> {
+    await this.closeWhere((key) => key.startsWith(`${sessionKey}:`));
+  }
+
+  private async closeWhere(matches: (key: string) => boolean): Promise<void> {
+    const closing: Promise<LegacySseConnection>[] = [];
     for (const [key, pending] of this.connections) {
-      if (!key.startsWith(`${sessionKey}:`)) continue;
+      if (!matches(key)) continue;
       this.connections.delete(key);
-      (await pending.catch(() => undefined))?.close();
+      closing.push(pending);
     }
+    for (const pending of closing) (await pending.catch(() => undefined))?.close();
   }
 
   async close(): Promise<void> {

@@ -13,6 +13,7 @@ import {
   startMcpUpstream,
   startTestPlatform,
   unique,
+  type GatewayUser,
   type LegacySseUpstream,
   type McpUpstream,
   type TestPlatform,
@@ -29,6 +30,8 @@ describe('MCP gateway data plane: legacy SSE upstreams', () => {
   let legacy: LegacySseUpstream;
   let modern: McpUpstream;
   let token: string;
+  let owner: GatewayUser['person']['client'];
+  let oldId: string;
   const teamSlug = unique('sse-team');
   const gatewaySlug = unique('sse-gw');
   const open: Client[] = [];
@@ -43,8 +46,8 @@ describe('MCP gateway data plane: legacy SSE upstreams', () => {
     [legacy, modern] = await Promise.all([startLegacySseUpstream({ name: 'old' }), startMcpUpstream({ name: 'new' })]);
     platform = await startTestPlatform({ env: { ALLOWED_INTERNAL_NETWORKS: '127.0.0.0/8', MCP_PUBLISH_POLICY: 'self_publish' } });
     const user = await gatewayUser(platform, { email: `${unique('sse')}@example.test`, teamSlug, gatewaySlug });
-    const owner = user.person.client;
-    const oldId = await publishedMcpServer(owner, teamSlug, { slug: 'old', url: legacy.url, transport: 'sse', authValue: 'Bearer old-static-credential' });
+    owner = user.person.client;
+    oldId = await publishedMcpServer(owner, teamSlug, { slug: 'old', url: legacy.url, transport: 'sse', authValue: 'Bearer old-static-credential' });
     const newId = await publishedMcpServer(owner, teamSlug, { slug: 'new', url: modern.url });
     await setGatewayServers(owner, teamSlug, gatewaySlug, [{ serverId: oldId }, { serverId: newId }]);
     token = await gatewayAccessToken(platform, owner.cookieHeader(), gatewaySlug);
@@ -93,6 +96,30 @@ describe('MCP gateway data plane: legacy SSE upstreams', () => {
     expect(before).toBeGreaterThan(0);
     await transport.terminateSession();
     await expectEventually(() => expect(legacy.openStreams()).toBe(before - 1));
+  });
+
+  it('follows the server to a new address within a session, closing the connection to the old one', async () => {
+    const moved = await startLegacySseUpstream({ name: 'moved' });
+    const path = `/v1/teams/${teamSlug}/mcp-servers/${oldId}`;
+    const moveTo = async (url: string) => {
+      const current = await owner.get(path);
+      // Another origin (another port): the credential is given again (docs/api.md).
+      const changed = await owner.patch(path, { url, authValue: 'Bearer old-static-credential' }, { 'if-match': current.headers.get('etag')! });
+      expect(changed.status).toBe(200);
+    };
+    try {
+      const { client } = await connect();
+      expect(textOf(await client.callTool({ name: 'old__echo', arguments: { text: 'here' } }))).toBe('old: here');
+      const before = legacy.openStreams();
+      await moveTo(moved.url);
+      // The same session's next call reaches the server where it is now; its stream to the old address is closed.
+      await expectEventually(async () => expect(textOf(await client.callTool({ name: 'old__echo', arguments: { text: 'there' } }))).toBe('moved: there'));
+      expect(textOf(await client.callTool({ name: 'old__whoami', arguments: {} }))).toBe('Bearer old-static-credential');
+      await expectEventually(() => expect(legacy.openStreams()).toBe(before - 1));
+    } finally {
+      await moveTo(legacy.url);
+      await moved.close();
+    }
   });
 });
 

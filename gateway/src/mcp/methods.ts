@@ -94,5 +94,5 @@ function completionRoute(exposure: GatewayExposure, request: JsonRpcRequest): Ro
  * as it is: matched as a URI, a hidden template's text could fall under an exposed template that accepts it.
  */
 function completionResource(exposure: GatewayExposure, uri: string): Exposed | undefined {
-  return exposure.resources.get(uri) ?? exposure.templates.find((candidate) => candidate.template.toString() === uri);
+  return exposure.resources.get(uri) ?? exposure.templates.find((candidate) => candidate.upstreamName === uri);
 }

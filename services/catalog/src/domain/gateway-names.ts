@@ -20,29 +20,36 @@ export interface NamedCapability {
 const KIND_LABELS: Record<string, string> = { tool: 'tool', prompt: 'prompt', resource: 'resource URI', resource_template: 'resource template' };
 
 /**
- * Walks the servers in gateway order and keeps each capability whose exposed name is still free in its kind's
- * namespace; a later one that collides is reported, never exposed (earlier servers win).
+ * Gives each exposed name of a kind to one capability and reports the others, never exposed. The name goes to the
+ * capability that claimed it first (`claimedAt`, smallest first; ties in gateway order): at run time its approval, so
+ * a capability approved later can never take a name from one already exposed under it. Without `claimedAt`, earlier
+ * servers win. The kept capabilities stay in each server's own order.
  */
 export function assignExposedNames<S extends { prefix: string }, C extends NamedCapability>(
   servers: readonly S[],
   capabilitiesOf: (server: S) => readonly C[],
+  claimedAt: (capability: C) => number = () => 0,
 ): { kept: Map<S, { capability: C; exposedName: string }[]>; collisions: string[] } {
+  const candidates = servers.flatMap((server) =>
+    capabilitiesOf(server).map((capability) => ({ server, capability, exposedName: exposedNameOf(capability.kind, server.prefix, capability.name) })),
+  );
+  // A stable sort: candidates that claimed their names at the same time stay in gateway order.
+  const byClaim = candidates.map((candidate) => ({ candidate, at: claimedAt(candidate.capability) })).sort((a, b) => a.at - b.at);
   const taken = new Set<string>();
-  const kept = new Map<S, { capability: C; exposedName: string }[]>();
+  const winners = new Set<C>();
   const collisions: string[] = [];
-  for (const server of servers) {
-    const exposed: { capability: C; exposedName: string }[] = [];
-    for (const capability of capabilitiesOf(server)) {
-      const exposedName = exposedNameOf(capability.kind, server.prefix, capability.name);
-      const key = `${capability.kind}\u0000${exposedName}`;
-      if (taken.has(key)) {
-        collisions.push(`${KIND_LABELS[capability.kind] ?? capability.kind} '${exposedName}'`);
-        continue;
-      }
-      taken.add(key);
-      exposed.push({ capability, exposedName });
+  for (const { candidate } of byClaim) {
+    const key = `${candidate.capability.kind}\u0000${candidate.exposedName}`;
+    if (taken.has(key)) {
+      collisions.push(`${KIND_LABELS[candidate.capability.kind] ?? candidate.capability.kind} '${candidate.exposedName}'`);
+      continue;
     }
-    kept.set(server, exposed);
+    taken.add(key);
+    winners.add(candidate.capability);
+  }
+  const kept = new Map<S, { capability: C; exposedName: string }[]>(servers.map((server) => [server, []]));
+  for (const candidate of candidates) {
+    if (winners.has(candidate.capability)) kept.get(candidate.server)!.push({ capability: candidate.capability, exposedName: candidate.exposedName });
   }
   return { kept, collisions };
 }

@@ -13,14 +13,19 @@ import { upstreamHeadersOf } from './upstream-headers';
  * What the /mcp/{slug} data plane needs to serve a gateway: the gateway (enabled or not: access is the data plane's
  * check) and, in gateway order, its servers in the team's catalog now, each with its unsealed static headers and
  * its exposed capabilities. A name that collides at run time (a capability approved after the gateway was
- * configured) goes to the earlier server; the later one is left out. Unknown slug: NOT_FOUND.
+ * configured) stays with the capability approved first (ties: the earlier server); the other is left out, so an
+ * approval never takes a name from what a gateway already exposes. Unknown slug: NOT_FOUND.
  */
 export async function resolveGateway(deps: CatalogDeps, request: ResolveGatewayRequest): Promise<GatewayRuntime> {
   const gateway = isGatewaySlug(request.slug) ? await findGatewayBySlug(deps.db, request.slug) : null;
   if (!gateway) throw AppError.notFound('Gateway');
   const audience = await teamAudienceOf(deps, gateway.team_id);
   const rows = await listRuntimeServers(deps.db, gateway.id, audience);
-  const { kept } = assignExposedNames(rows, (row) => row.capabilities);
+  const { kept, collisions } = assignExposedNames(rows, (row) => row.capabilities, (capability) => Date.parse(capability.approvedAt));
+  if (collisions.length > 0) {
+    // Names only (never definitions or headers): why a capability approved later is missing from the gateway.
+    deps.logger.info({ gateway: gateway.slug, hidden: collisions.slice(0, 10), count: collisions.length }, 'gateway leaves out capabilities whose names another server holds');
+  }
   return {
     gateway: toGateway(gateway),
     servers: rows.map((row): RuntimeServer => ({
@@ -41,6 +46,7 @@ export async function resolveGateway(deps: CatalogDeps, request: ResolveGatewayR
         exposedName,
         definitionJson: JSON.stringify(capability.definition),
         fingerprint: capability.fingerprint,
+        approvedAt: new Date(capability.approvedAt).toISOString(),
       })),
     })),
   };

@@ -9,6 +9,8 @@ export interface RuntimeCapabilityJson {
   name: string;
   definition: Record<string, unknown>;
   fingerprint: string;
+  /** When it was approved as it is (a JSON timestamp). */
+  approvedAt: string;
 }
 
 /** A gateway's server as the data plane gets it: the server row, its prefix, and its exposable capabilities. */
@@ -30,7 +32,7 @@ export async function listRuntimeServers(db: Queryable, gatewayId: string, audie
     `SELECT ${SERVER_COLUMNS}, gs.prefix,
             COALESCE((
               SELECT jsonb_agg(jsonb_build_object('kind', c.kind, 'name', c.name, 'definition', c.definition,
-                                                  'fingerprint', c.fingerprint) ORDER BY ${KIND_ORDER}, c.name)
+                                                  'fingerprint', c.fingerprint, 'approvedAt', c.approved_at) ORDER BY ${KIND_ORDER}, c.name)
                 FROM catalog.capabilities c
                WHERE c.server_id = s.id AND c.gone_at IS NULL AND c.approved_fingerprint = c.fingerprint), '[]'::jsonb) AS capabilities
        FROM catalog.gateway_servers gs

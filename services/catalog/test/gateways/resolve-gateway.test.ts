@@ -102,7 +102,7 @@ describe('ResolveGateway', () => {
     expect((await clients.catalog.resolveGateway({ slug: gateway.slug })).servers.map((s) => s.id)).toEqual([b.id]);
   });
 
-  it('gives a name that collides at run time to the earlier server and leaves the later one out', async () => {
+  it('gives a name that collides at run time to the capability approved first, whatever the gateway order, and leaves the other out', async () => {
     // Configured while the names were distinct (both without prefix); B then gains an approved `search` and `summarise`.
     const aFirst = await createGateway([{ serverId: a.id, prefix: '' }, { serverId: b.id, prefix: '' }]);
     const bFirst = await createGateway([{ serverId: b.id, prefix: '' }, { serverId: a.id, prefix: '' }]);
@@ -113,14 +113,17 @@ describe('ResolveGateway', () => {
       await refreshServer(owner, team, b.id);
       await approveAll(owner, admin, team, b.id);
 
-      const one = await clients.catalog.resolveGateway({ slug: aFirst.slug });
-      expect(exposed(one, a.id)).toEqual(['tool:search', 'resource:docs://a/readme', 'prompt:summarise']);
-      expect(exposed(one, b.id)).toEqual(['tool:lookup', 'resource:docs://b/readme']);
-
-      const two = await clients.catalog.resolveGateway({ slug: bFirst.slug });
-      expect(exposed(two, b.id)).toEqual(['tool:lookup', 'tool:search', 'resource:docs://b/readme', 'prompt:summarise']);
-      expect(JSON.parse(two.servers[0]!.capabilities[1]!.definitionJson).description).toBe('B search');
-      expect(exposed(two, a.id)).toEqual(['resource:docs://a/readme']);
+      // A's, approved at publication, keep their names in both gateways: B's later approval takes nothing from them.
+      for (const gateway of [aFirst, bFirst]) {
+        const runtime = await clients.catalog.resolveGateway({ slug: gateway.slug });
+        expect(exposed(runtime, a.id)).toEqual(['tool:search', 'resource:docs://a/readme', 'prompt:summarise']);
+        expect(exposed(runtime, b.id)).toEqual(['tool:lookup', 'resource:docs://b/readme']);
+        const search = runtime.servers.find((s) => s.id === a.id)!.capabilities[0]!;
+        expect(JSON.parse(search.definitionJson).description).toBe('Search');
+        // The approval times go to the data plane too (it orders resource templates by them): A was published first.
+        const lookup = runtime.servers.find((s) => s.id === b.id)!.capabilities[0]!;
+        expect(Date.parse(search.approvedAt!)).toBeLessThanOrEqual(Date.parse(lookup.approvedAt!));
+      }
     } finally {
       Object.assign(upB.offer, original);
       await refreshServer(owner, team, b.id);

@@ -130,6 +130,8 @@ export interface RuntimeCapability {
   /** The approved definition (JSON object) as the upstream listed it. */
   definitionJson: string;
   fingerprint: string;
+  /** When it was approved as it is: who holds a contested name or URI (the earliest approval keeps it). */
+  approvedAt?: string | undefined;
 }
 
 export interface ListGatewaysRequest {
@@ -1950,7 +1952,7 @@ export const RuntimeServer_HeadersEntry: MessageFns<RuntimeServer_HeadersEntry> 
 };
 
 function createBaseRuntimeCapability(): RuntimeCapability {
-  return { kind: "", name: "", exposedName: "", definitionJson: "", fingerprint: "" };
+  return { kind: "", name: "", exposedName: "", definitionJson: "", fingerprint: "", approvedAt: undefined };
 }
 
 export const RuntimeCapability: MessageFns<RuntimeCapability> = {
@@ -1969,6 +1971,9 @@ export const RuntimeCapability: MessageFns<RuntimeCapability> = {
     }
     if (message.fingerprint !== "") {
       writer.uint32(42).string(message.fingerprint);
+    }
+    if (message.approvedAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.approvedAt), writer.uint32(50).fork()).join();
     }
     return writer;
   },
@@ -2026,6 +2031,14 @@ export const RuntimeCapability: MessageFns<RuntimeCapability> = {
             message.fingerprint = reader.string();
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.approvedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2053,6 +2066,11 @@ export const RuntimeCapability: MessageFns<RuntimeCapability> = {
         ? globalThis.String(object.definition_json)
         : "",
       fingerprint: isSet(object.fingerprint) ? globalThis.String(object.fingerprint) : "",
+      approvedAt: isSet(object.approvedAt)
+        ? globalThis.String(object.approvedAt)
+        : isSet(object.approved_at)
+        ? globalThis.String(object.approved_at)
+        : undefined,
     };
   },
 
@@ -2072,6 +2090,9 @@ export const RuntimeCapability: MessageFns<RuntimeCapability> = {
     }
     if (message.fingerprint !== "") {
       obj.fingerprint = message.fingerprint;
+    }
+    if (message.approvedAt !== undefined) {
+      obj.approvedAt = message.approvedAt;
     }
     return obj;
   },

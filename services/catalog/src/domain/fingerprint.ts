@@ -8,7 +8,9 @@ export function canonicalJson(value: unknown): string {
 function sortKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(sortKeys);
   if (value !== null && typeof value === 'object') {
-    const sorted: Record<string, unknown> = {};
+    // No prototype: a key named `__proto__` (JSON.parse makes it an own key) is then an own key here too, hashed like
+    // any other, instead of calling the prototype setter and leaving its subtree out of the fingerprint.
+    const sorted = Object.create(null) as Record<string, unknown>;
     for (const key of Object.keys(value).sort()) {
       const child = (value as Record<string, unknown>)[key];
       if (child !== undefined) sorted[key] = sortKeys(child);

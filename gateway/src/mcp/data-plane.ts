@@ -168,7 +168,7 @@ export async function upstreamHeaders(ctx: Pick<CallContext, 'plane' | 'principa
     person: { id: ctx.principal.personId, email: ctx.principal.email, displayName: ctx.principal.displayName },
     team: { id: gateway.teamId, slug: ctx.resolved.teamSlug },
     gateway: { id: gateway.id, slug: gateway.slug },
-    server: { id: server.id, url: server.url },
+    server: { id: server.id, url: server.url, teamId: server.teamId },
   });
   headers.authorization = `Bearer ${token}`;
   return headers;

@@ -9,7 +9,8 @@ export interface IdentitySubject {
   person: { id: string; email: string; displayName: string };
   team: { id: string; slug: string };
   gateway: { id: string; slug: string };
-  server: { id: string; url: string };
+  /** The registered server: its URL is the audience; its id and owning team let it tell itself from a namesake. */
+  server: { id: string; url: string; teamId: string };
 }
 
 export interface IdentityTokenSigner {
@@ -60,6 +61,9 @@ export function createIdentityTokenSigner(
       team_slug: subject.team.slug,
       gateway_id: subject.gateway.id,
       gateway_slug: subject.gateway.slug,
+      // Anyone may register a server at any URL: a verifier pins these, not only its URL (docs/oauth.md).
+      server_id: subject.server.id,
+      server_team_id: subject.server.teamId,
     })
       .setProtectedHeader({ alg: signing.alg, kid: signing.kid, typ: 'JWT' })
       .setIssuer(deps.settings.appUrl)

@@ -12,7 +12,7 @@ const subject = (serverUrl = 'https://tools.example.test/mcp'): IdentitySubject 
   person: { id: '6f1c2a52-8d8e-4c1e-9d7a-3b2a1c0d9e8f', email: 'ada@example.test', displayName: 'Ada' },
   team: { id: '0b7c7d1e-3a52-4b8e-8f3e-1c2d3e4f5a6b', slug: 'research' },
   gateway: { id: '9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d', slug: 'tools' },
-  server: { id: '1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d', url: serverUrl },
+  server: { id: '1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d', url: serverUrl, teamId: '2c3d4e5f-6a7b-4c8d-9e0f-1a2b3c4d5e6f' },
 });
 
 /**
@@ -89,6 +89,8 @@ describe('identity tokens and /.well-known/jwks.json', () => {
       team_slug: 'research',
       gateway_id: subject().gateway.id,
       gateway_slug: 'tools',
+      server_id: subject().server.id,
+      server_team_id: subject().server.teamId,
     });
     expect(payload.exp! - payload.iat!).toBe(300);
     expect(payload.jti).toMatch(/^[0-9a-f-]{36}$/);

@@ -167,6 +167,9 @@ describe('MCP gateway data plane', () => {
     const { payload } = await jwtVerify(identity.slice('Bearer '.length), jwks, { audience: alpha.url, issuer: platform.appUrl });
     expect(payload.sub).toBe(user.person.id);
     expect(payload.email).toBe(user.person.email);
+    // The registration it was made for: another team's server at the same URL gets tokens naming its own.
+    expect(payload).toMatchObject({ server_id: alphaId, server_team_id: expect.stringMatching(/^[0-9a-f-]{36}$/) });
+    expect(payload.server_team_id).toBe(payload.team_id);
     const sent = [...alpha.requests, ...beta.requests].map((request) => JSON.stringify(request.headers));
     expect(sent.some((headers) => headers.includes(token))).toBe(false);
 

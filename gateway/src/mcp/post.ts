@@ -203,7 +203,8 @@ async function serveRequest(ctx: CallContext, res: ServerResponse, reply: Client
   }
   const server = route?.kind === 'upstream' ? route.server : undefined;
   record(ctx.plane, ctx, res, {
-    method: request.method,
+    // The catalog stores 200 characters of it; a client's longer (unknown) method need not cross the bus whole.
+    method: sliceCodePoints(request.method, 200),
     exposedName: route?.exposedName ?? exposedNameOf(request),
     started,
     requestBytes: body.length,

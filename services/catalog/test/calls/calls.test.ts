@@ -204,10 +204,13 @@ describe('call records', () => {
     });
     // 2,047 characters and a pair, then more: the cut at 2,048 characters keeps the pair whole.
     const cutName = ownerCall({ exposedName: `${'n'.repeat(2047)}${grinning}more` });
+    // A client's unknown method of any length, or an empty one, still has its record: cut to 200 characters.
+    const longMethod = ownerCall({ method: 'm'.repeat(300) });
+    const emptyMethod = ownerCall({ method: '' });
     const after = ownerCall({ exposedName: 'after' });
-    await bus.publish([before, unstorable, cutName, after].map(batchMessage));
+    await bus.publish([before, unstorable, cutName, longMethod, emptyMethod, after].map(batchMessage));
 
-    const wanted = [before, unstorable, cutName, after].map((call) => call.requestId);
+    const wanted = [before, unstorable, cutName, longMethod, emptyMethod, after].map((call) => call.requestId);
     const listed = await eventually(
       async () => ((await owner.client.get(calls(team.slug, '?limit=200'))).body.data as CallJson[]).filter((call) => wanted.includes(call.requestId)),
       (found) => found.length === wanted.length,
@@ -222,6 +225,7 @@ describe('call records', () => {
       principal: { displayName: 'Lone \uFFFD', oauthClientName: 'ab' },
     });
     expect(stored(cutName).exposedName).toBe(`${'n'.repeat(2047)}${grinning}`);
+    expect([stored(longMethod).method, stored(emptyMethod).method]).toEqual(['m'.repeat(200), '']);
     const single = await owner.client.get(calls(team.slug, `/${stored(unstorable).id}`));
     expect(single.body.data.payloads).toEqual({
       request: '{"q":"\uFFFD"}',

@@ -184,5 +184,14 @@ describe('identity tokens and /.well-known/jwks.json', () => {
     await timePasses(300);
     expect(await publishedKids()).toEqual([newKid]);
     expect(await signingKid()).toBe(newKid);
+
+    // No longer published, it is destroyed (its sealed private half with it) at the next rotation.
+    expect((await storedKeys()).map((row) => row.kid)).toContain(oldKid);
+    await timePasses(31 * 24 * 3600);
+    await clients.identity.getIdentitySigningKeys({});
+    const kept = (await storedKeys()).map((row) => row.kid);
+    expect(kept).toHaveLength(2);
+    expect(kept).toContain(newKid);
+    expect(kept).not.toContain(oldKid);
   });
 });

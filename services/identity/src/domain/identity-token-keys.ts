@@ -1,7 +1,7 @@
 import type { IdentitySigningKeys } from '@platform/proto/gen/platform/identity/v1/identity';
 import { IDENTITY_KEYS_CACHE_MAX_SECONDS, JWKS_MAX_AGE_SECONDS } from '@platform/runtime';
 import type { IdentityDeps } from '../deps';
-import { insertKey, listPublishedKeys, lockKeyRotation, retireNewestKey, type IdentityTokenKeyRow } from '../store/identity-token-keys-store';
+import { deleteRetiredKeys, insertKey, listPublishedKeys, lockKeyRotation, retireNewestKey, type IdentityTokenKeyRow } from '../store/identity-token-keys-store';
 
 export const IDENTITY_TOKEN_ALG = 'ES256';
 
@@ -65,12 +65,14 @@ function signingKeyOf(rows: readonly IdentityTokenKeyRow[]): IdentityTokenKeyRow
  * Makes a new newest key and retires the previous one. The new key signs KEY_ACTIVATION_DELAY_SECONDS from now
  * (at once when no key is published: no key set without it was ever served); the previous one stays published
  * RETIRED_KEY_PUBLISHED_SECONDS past that. With `onlyWhenDue`, does so only when, under the lock, there is still no
- * key or the newest is still due (another replica may just have rotated). Returns the published keys afterwards.
+ * key or the newest is still due (another replica may just have rotated). Keys no longer published are destroyed
+ * first. Returns the published keys afterwards.
  */
 export async function rotateIdentitySigningKey(deps: IdentityDeps, options: { onlyWhenDue?: boolean } = {}): Promise<IdentityTokenKeyRow[]> {
   const rotationDays = deps.config.env.IDENTITY_TOKEN_KEY_ROTATION_DAYS;
   return deps.db.transaction(async (tx) => {
     await lockKeyRotation(tx);
+    await deleteRetiredKeys(tx);
     const published = await listPublishedKeys(tx, rotationDays);
     if (options.onlyWhenDue && !needsNewKey(published)) return published;
     const { generateKeyPair, exportJWK, calculateJwkThumbprint } = await loadJose();

@@ -33,6 +33,14 @@ export async function listPublishedKeys(db: Queryable, rotationDays: number): Pr
   return rows;
 }
 
+/**
+ * Destroys the keys no longer published: nothing verifies with them any more and nothing signs with them, so their
+ * sealed private halves are kept for no one.
+ */
+export async function deleteRetiredKeys(db: Queryable): Promise<void> {
+  await db.query(`DELETE FROM identity.identity_token_keys WHERE retires_at <= now()`);
+}
+
 /** Serialises key creation across replicas until the transaction ends. */
 export async function lockKeyRotation(db: Queryable): Promise<void> {
   await db.query(`SELECT pg_advisory_xact_lock(hashtextextended('identity.identity_token_keys', 0))`);

@@ -24,7 +24,10 @@ export const adminMcpServerSchema = z
     personal: z.boolean().meta({ description: 'Offered in every personal workspace (whatever `visibility`, which governs the other teams).' }),
     teams: z.array(visibleTeamSchema).meta({ description: 'The teams the server is offered to by name (a team\'s own server: that team).' }),
     hasHeaders: z.boolean(),
-    tools: z.array(toolSchema).meta({ description: 'The present tools from the last discovery, by name.' }),
+    tools: z.array(toolSchema).meta({
+      description:
+        'The present tools from the last discovery, by name: the first 100 (fewer when their texts pass 192 KiB), descriptions cut to 1,000 characters, names and titles to 200. The full list is the server\'s capabilities.',
+    }),
     toolsRefreshedAt: timestamp.nullable().meta({ description: 'When discovery last succeeded.' }),
     toolsError: z.string().nullable().meta({ description: 'Why the last discovery failed, until one succeeds.' }),
     team: teamRefSchema,

@@ -5,4 +5,4 @@ export { createRedisCache, describeRedisUrl, connectionName, type RedisCacheOpti
 export { createCache } from './create-cache';
 export { SharedGeneration, pollPhaseMark, type GenerationView, type SharedGenerationOptions } from './shared-generation';
 export { authGeneration, readAuthGeneration, bumpAuthGeneration, authChangeCommitted, authGenerationOf } from './auth-generation';
-export { catalogGeneration, announceCatalogChange, catalogChangeCommitted, catalogGenerationOf, gatewaysNamedIn, onCatalogChange } from './catalog-generation';
+export { catalogGeneration, announceCatalogChange, catalogChangeCommitted, catalogGenerationOf, gatewaysNamedIn, MAX_GATEWAYS_PER_MESSAGE, onCatalogChange } from './catalog-generation';

@@ -94,16 +94,17 @@ export class SharedGeneration {
   }
 
   /**
-   * Stores a new value first, then announces `message`: a process reading the key after the message sees it too.
+   * Stores a new value first, then announces `message` (or each of `message`, in order: one change told in several
+   * messages): a process reading the key after a message sees it too.
    * This process's own view, and the count a gRPC answer reports, move on first, whatever the cache then does: the
    * answer that made the change may reach its caller, and the caller's next request reach this process (or the
    * caller itself), before the message does, or when the cache cannot be written at all.
    */
-  async bump(cache: Cache, message = ''): Promise<void> {
+  async bump(cache: Cache, message: string | readonly string[] = ''): Promise<void> {
     this.changes += 1;
     this.views.get(cache)?.changedHere();
     await cache.set(this.key, randomUUID(), TTL_MS);
-    await cache.publish(this.channel, message);
+    for (const each of typeof message === 'string' ? [message] : message) await cache.publish(this.channel, each);
   }
 
   /**
@@ -113,7 +114,7 @@ export class SharedGeneration {
    * replicas see the change once what they remember expires (AUTH_CACHE_SECONDS; a gateway exposure's 30 s), or at
    * once if their own subscription is down too (they then read the cache or ask the service).
    */
-  async moveAfterCommit(deps: { cache: Cache; logger: Logger }, message = ''): Promise<void> {
+  async moveAfterCommit(deps: { cache: Cache; logger: Logger }, message: string | readonly string[] = ''): Promise<void> {
     try {
       await this.bump(deps.cache, message);
     } catch (error) {

@@ -1,6 +1,14 @@
 import { describeWith, killRedisConnections, memoryLogger, startRedisRelay, uniquePrefix } from '@platform/test';
 import { authGenerationOf, bumpAuthGeneration } from '../../src/cache/auth-generation';
-import { announceCatalogChange, catalogChangeCommitted, catalogGeneration, catalogGenerationOf, gatewaysNamedIn, onCatalogChange } from '../../src/cache/catalog-generation';
+import {
+  announceCatalogChange,
+  catalogChangeCommitted,
+  catalogGeneration,
+  catalogGenerationOf,
+  gatewaysNamedIn,
+  MAX_GATEWAYS_PER_MESSAGE,
+  onCatalogChange,
+} from '../../src/cache/catalog-generation';
 import { createMemoryCache } from '../../src/cache/memory-cache';
 import type { Cache } from '../../src/cache/port';
 import { connectionName, createRedisCache } from '../../src/cache/redis-cache';
@@ -48,6 +56,26 @@ describe('catalog generation (memory cache)', () => {
     expect(heard[1]).toEqual([]);
     const afterAny = await view.current();
     expect(afterAny).not.toBe(afterOwn);
+    stop();
+  });
+
+  it('names a long list of gateways in several messages of a bounded size, as one change that leaves the generation', async () => {
+    const view = catalogGenerationOf(cache);
+    const heard: string[][] = [];
+    const stop = view.onAnnouncement((message) => heard.push(gatewaysNamedIn(message)));
+    await settled(() => view.current());
+    const ids = Array.from({ length: 2 * MAX_GATEWAYS_PER_MESSAGE + 50 }, (_, n) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`);
+    const movedBefore = catalogGeneration.changesMadeHere();
+
+    await catalogChangeCommitted({ cache, logger }, ids);
+    const afterOwn = await view.current();
+    await waitFor(() => heard.length === 3, 'the three messages');
+    // Every id, none twice, and never the empty list ("every gateway"), which would move the generation.
+    expect(heard.map((named) => named.length)).toEqual([MAX_GATEWAYS_PER_MESSAGE, MAX_GATEWAYS_PER_MESSAGE, 50]);
+    expect(heard.flat()).toEqual(ids);
+    expect(await view.current()).toBe(afterOwn);
+    // One change: a gRPC answer reports one move to its caller.
+    expect(catalogGeneration.changesMadeHere()).toBe(movedBefore + 1);
     stop();
   });
 

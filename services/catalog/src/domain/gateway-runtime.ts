@@ -9,6 +9,10 @@ import { isGatewaySlug } from './gateway-rules';
 import { teamAudienceOf } from './team-audience';
 import { upstreamHeadersOf } from './upstream-headers';
 
+/** The colliding names a resolve logs at most, and the characters of each. */
+const LOGGED_COLLISIONS = 10;
+const LOGGED_NAME_CHARS = 200;
+
 /**
  * What the /mcp/{slug} data plane needs to serve a gateway: the gateway (enabled or not: access is the data plane's
  * check) and, in gateway order, its servers in the team's catalog now, each with its unsealed static headers and
@@ -23,8 +27,10 @@ export async function resolveGateway(deps: CatalogDeps, request: ResolveGatewayR
   const rows = await listRuntimeServers(deps.db, gateway.id, audience);
   const { kept, collisions } = assignExposedNames(rows, (row) => row.capabilities, (capability) => Date.parse(capability.approvedAt));
   if (collisions.length > 0) {
-    // Names only (never definitions or headers): why a capability approved later is missing from the gateway.
-    deps.logger.info({ gateway: gateway.slug, hidden: collisions.slice(0, 10), count: collisions.length }, 'gateway leaves out capabilities whose names another server holds');
+    // Names only (never definitions or headers): why a capability approved later is missing from the gateway. Names
+    // come from upstreams, of any length: each is cut, so a resolve cannot write lines of megabytes.
+    const hidden = collisions.slice(0, LOGGED_COLLISIONS).map((name) => name.slice(0, LOGGED_NAME_CHARS));
+    deps.logger.info({ gateway: gateway.slug, hidden, count: collisions.length }, 'gateway leaves out capabilities whose names another server holds');
   }
   return {
     gateway: toGateway(gateway),

@@ -1,15 +1,11 @@
-import { catalogChangeCommitted } from '@platform/runtime';
+import { catalogChangeCommitted, MAX_GATEWAYS_PER_MESSAGE } from '@platform/runtime';
 import type { CatalogDeps } from '../deps';
 import type { CapabilityRow } from '../store/capabilities-store';
 import { listGatewaysNamingServer } from '../store/gateway-servers-store';
 import type { DiscoveredCapability } from './discovery';
 
-/**
- * Gateways a refresh's announcement names at most; a server in more is announced to every gateway. Each id costs
- * the message 37 bytes and every edge a look through what it remembers, and a change to a server in that many
- * gateways concerns most of an edge's memory anyway.
- */
-export const MAX_NAMED_GATEWAYS = 100;
+/** Gateway ids read per query, each page announced as one message (runtime catalog-generation.ts). */
+const GATEWAYS_PER_PAGE = MAX_GATEWAYS_PER_MESSAGE;
 
 /** Exposed (docs/catalog.md, ResolveGateway): present, and approved as it is now. Only then can a gateway serve it. */
 const exposedAs = (row: Pick<CapabilityRow, 'approved_fingerprint'>, fingerprint: string) => row.approved_fingerprint === fingerprint;
@@ -39,19 +35,22 @@ export function refreshChangesExposure(found: readonly DiscoveredCapability[], b
  * After a committed refresh that changed what the server exposes: tells the edges to drop the gateways that name
  * it, and nothing when none does (a server in no gateway is served nowhere). Read after the commit, so a gateway
  * that named the server before an edge could load it with the old capabilities is among them (a gateway changed
- * later announces itself). Past MAX_NAMED_GATEWAYS, every gateway.
+ * later announces itself). However many they are, each is named, a page at a time: never "every gateway" because
+ * they are many, since one team's gateways (a team may have any number) would then make every edge reload every
+ * gateway and every open GET stream on the platform re-list. Every gateway only when they cannot be read.
  */
 export async function announceServerExposureChange(deps: CatalogDeps, serverId: string): Promise<void> {
-  /** The gateways to name; null: every gateway. */
-  let named: string[] | null;
   try {
-    const gatewayIds = await listGatewaysNamingServer(deps.db, serverId, MAX_NAMED_GATEWAYS + 1);
-    if (gatewayIds.length === 0) return;
-    named = gatewayIds.length > MAX_NAMED_GATEWAYS ? null : gatewayIds;
+    for (let after: string | null = null; ; ) {
+      const page = await listGatewaysNamingServer(deps.db, serverId, after, GATEWAYS_PER_PAGE);
+      // Announced as read (never failing: catalogChangeCommitted logs), so memory and each message stay one page.
+      if (page.length > 0) await catalogChangeCommitted(deps, page);
+      if (page.length < GATEWAYS_PER_PAGE) return;
+      after = page[page.length - 1]!;
+    }
   } catch (error) {
     // The change is committed: not knowing which gateways it concerns, tell them all rather than fail the answer.
     deps.logger.warn({ err: error, serverId }, 'reading the gateways of a refreshed MCP server failed; announcing every gateway');
-    named = null;
+    await catalogChangeCommitted(deps);
   }
-  await catalogChangeCommitted(deps, named ?? []);
 }

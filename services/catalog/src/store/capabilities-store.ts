@@ -30,7 +30,7 @@ const COLUMNS = `id, server_id, kind, name, title, description, definition, fing
  * A kind's place in the order lists show them (tool, resource, resource_template, prompt). Migration 0013 indexes
  * this very expression of `kind`: a query must spell it the same way for the planner to use those indexes.
  */
-const kindOrderOf = (kind: string) => `CASE ${kind} WHEN 'tool' THEN 1 WHEN 'resource' THEN 2 WHEN 'resource_template' THEN 3 ELSE 4 END`;
+export const kindOrderOf = (kind: string) => `CASE ${kind} WHEN 'tool' THEN 1 WHEN 'resource' THEN 2 WHEN 'resource_template' THEN 3 ELSE 4 END`;
 const LIST_ORDER = `${kindOrderOf('kind')}, name, id`;
 
 /** Every capability of the server, gone ones included, in no order: what a refresh compares a discovery with. */

@@ -36,13 +36,14 @@ export async function listPresentCapabilityNames(db: Queryable, serverIds: reado
 }
 
 /**
- * Ids of the gateways that name the server (whatever their team, and whether or not it is offered to them now),
- * at most `limit`: a caller asks one more than it will name to learn that there are more.
+ * A page of the ids of the gateways that name the server (whatever their team, and whether or not it is offered to
+ * them now), by id, after `after` when given: at most `limit`, fewer only on the last page.
  */
-export async function listGatewaysNamingServer(db: Queryable, serverId: string, limit: number): Promise<string[]> {
+export async function listGatewaysNamingServer(db: Queryable, serverId: string, after: string | null, limit: number): Promise<string[]> {
   const { rows } = await db.query<{ gateway_id: string }>(
-    `SELECT gateway_id FROM catalog.gateway_servers WHERE server_id = $1 ORDER BY gateway_id LIMIT $2`,
-    [serverId, limit],
+    `SELECT gateway_id FROM catalog.gateway_servers
+      WHERE server_id = $1 AND ($2::uuid IS NULL OR gateway_id > $2::uuid) ORDER BY gateway_id LIMIT $3`,
+    [serverId, after, limit],
   );
   return rows.map((row) => row.gateway_id);
 }

@@ -1,4 +1,5 @@
 import type { Queryable } from '@platform/runtime';
+import { kindOrderOf } from './capabilities-store';
 import type { McpServerRow } from './mcp-servers-mappers';
 import { MCP_SERVER_VIEW } from './mcp-servers-store';
 import { healthResetWhen } from './health-store';
@@ -94,8 +95,15 @@ export async function visibleTeamIdsOf(db: Queryable, serverIds: readonly string
     'SELECT server_id, team_id FROM catalog.mcp_server_teams WHERE server_id = ANY($1::uuid[]) ORDER BY server_id, team_id',
     [serverIds],
   );
-  for (const row of rows) result.set(row.server_id, [...(result.get(row.server_id) ?? []), row.team_id]);
+  for (const row of rows) pushTo(result, row.server_id, row.team_id);
   return result;
+}
+
+/** Appends to the list under `key` in place (copying it at each row made grouping quadratic). */
+function pushTo<T>(groups: Map<string, T[]>, key: string, item: T): void {
+  const group = groups.get(key);
+  if (group) group.push(item);
+  else groups.set(key, [item]);
 }
 
 export async function replaceVisibleTeams(db: Queryable, serverId: string, teamIds: readonly string[]): Promise<void> {
@@ -111,15 +119,48 @@ export interface ToolSummaryRow {
   description: string;
 }
 
-/** The present (not gone) tools of many servers in one query, by name. */
+/**
+ * What the admin view (§2.4) shows of a server's tools (docs/catalog.md, Admin view): the first `perServer` by name,
+ * their texts cut to so many characters, and no more of them than `bytesPerServer` of UTF-8 text in all (100 tools cut
+ * as above take at most 140,000 bytes when ASCII, so only texts of multi-byte characters ever meet it). A page holds
+ * up to 200 servers of any teams, so its tools stay under 40 MiB, within the largest message the services send one
+ * another (64 MiB); what one upstream lists is bounded only by discovery (10,000 capabilities, 64 MiB), so shown
+ * whole, one team's servers could push a page past it and fail the list for every platform admin.
+ */
+export const ADMIN_VIEW_TOOLS = { perServer: 100, nameChars: 200, titleChars: 200, descriptionChars: 1_000, bytesPerServer: 192 * 1024 } as const;
+
+/**
+ * The present (not gone) tools of many servers in one query, by name, as ADMIN_VIEW_TOOLS allows: cut and counted in
+ * SQL, so the rest is never read (each server's first ones through migration 0013's index of present capabilities).
+ */
 export async function presentToolsOf(db: Queryable, serverIds: readonly string[]): Promise<Map<string, ToolSummaryRow[]>> {
   const result = new Map<string, ToolSummaryRow[]>();
   if (serverIds.length === 0) return result;
   const { rows } = await db.query<ToolSummaryRow>(
-    `SELECT server_id, name, title, description FROM catalog.capabilities
-      WHERE server_id = ANY($1::uuid[]) AND kind = 'tool' AND gone_at IS NULL ORDER BY server_id, name`,
-    [serverIds],
+    `SELECT s.id AS server_id, t.name, t.title, t.description
+       FROM unnest($1::uuid[]) AS s (id)
+       CROSS JOIN LATERAL (
+         SELECT listed.*, sum(octet_length(listed.name) + octet_length(listed.title) + octet_length(listed.description))
+                            OVER (ORDER BY listed.place) AS bytes_through
+           FROM (
+             SELECT left(c.name, $3) AS name, left(c.title, $4) AS title, left(c.description, $5) AS description,
+                    row_number() OVER (ORDER BY c.name, c.id) AS place
+               FROM catalog.capabilities c
+              WHERE c.server_id = s.id AND c.gone_at IS NULL AND ${kindOrderOf('c.kind')} = 1
+              ORDER BY c.name, c.id LIMIT $2
+           ) listed
+       ) t
+      WHERE t.bytes_through <= $6
+      ORDER BY s.id, t.place`,
+    [
+      serverIds,
+      ADMIN_VIEW_TOOLS.perServer,
+      ADMIN_VIEW_TOOLS.nameChars,
+      ADMIN_VIEW_TOOLS.titleChars,
+      ADMIN_VIEW_TOOLS.descriptionChars,
+      ADMIN_VIEW_TOOLS.bytesPerServer,
+    ],
   );
-  for (const row of rows) result.set(row.server_id, [...(result.get(row.server_id) ?? []), row]);
+  for (const row of rows) pushTo(result, row.server_id, row);
   return result;
 }

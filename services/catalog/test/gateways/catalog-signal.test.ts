@@ -1,6 +1,5 @@
-import { createCache, onCatalogChange, type Cache } from '@platform/runtime';
+import { createCache, MAX_GATEWAYS_PER_MESSAGE, onCatalogChange, type Cache } from '@platform/runtime';
 import { adminClient, eventually, newPerson, newTeam, startTestPlatform, unique, type ApiClient, type TestPerson, type TestPlatform } from '@platform/test';
-import { MAX_NAMED_GATEWAYS } from '../../src/domain/refresh-exposure';
 import { publish, refreshServer, registerServer } from './catalog-setup';
 import { startUpstream, type Upstream } from './upstream';
 
@@ -162,28 +161,28 @@ describe('catalog change signal of gateway and capability changes', () => {
     }
   });
 
-  it(`tells every gateway when the server is in more than ${MAX_NAMED_GATEWAYS} gateways`, async () => {
+  it(`names every gateway of a server in more than ${MAX_GATEWAYS_PER_MESSAGE} gateways, in several messages, and never tells every gateway`, async () => {
     const popular = await startUpstream({ tools: { search: 'Search' } });
     try {
       const server = await registerServer(owner, team, popular);
       await publish(owner, admin, team, server.id);
+      // One team's gateways naming its own server: many of them must not make every edge drop every gateway.
       const gateways: string[] = [];
-      for (let i = 0; i < MAX_NAMED_GATEWAYS; i++) gateways.push(await gatewayWith(server.id));
+      for (let i = 0; i <= MAX_GATEWAYS_PER_MESSAGE; i++) gateways.push(await gatewayWith(server.id));
 
-      await fence();
-      popular.offer.tools = { search: 'Search, changed' };
-      await refreshServer(owner, team, server.id);
-      const named = await announcedSinceFence();
-      expect(named).toHaveLength(1);
-      expect([...named[0]!].sort()).toEqual([...gateways].sort());
-
-      await gatewayWith(server.id);
-      await fence();
-      popular.offer.tools = { search: 'Search' };
-      await refreshServer(owner, team, server.id);
-      expect(await announcedSinceFence()).toEqual([[]]);
+      for (const tools of [{ search: 'Search, changed' }, { search: 'Search' }] as Record<string, string>[]) {
+        await fence();
+        popular.offer.tools = tools;
+        await refreshServer(owner, team, server.id);
+        const named = await announcedSinceFence();
+        expect(named.length).toBeGreaterThan(1);
+        // An empty list is "every gateway" (it moves the global generation): none, and no message past the bound.
+        for (const ids of named) expect(ids.length).toBeGreaterThan(0);
+        for (const ids of named) expect(ids.length).toBeLessThanOrEqual(MAX_GATEWAYS_PER_MESSAGE);
+        expect(named.flat().sort()).toEqual([...gateways].sort());
+      }
     } finally {
       await popular.close();
     }
-  }, 120_000);
+  }, 180_000);
 });

@@ -48,7 +48,7 @@ export interface LocalCallInFlight {
 /**
  * The largest message the platform's services send one another, on either channel (grpc-js's default is 4 MiB for a
  * received one). A gateway's runtime carries every exposed capability's definition of up to 50 servers, and one
- * server's may reach what the catalog reads from it (64 MiB, docs/catalog.md): 4 MiB was reachable by real gateways.
+ * server's may reach what the catalog reads from it (16 MiB, docs/catalog.md): 4 MiB was reachable by real gateways.
  */
 export const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
 

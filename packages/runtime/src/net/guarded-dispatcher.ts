@@ -9,6 +9,13 @@ export interface GuardedDispatcherOptions {
   allowedNetworks: readonly ParsedCidr[];
   /** Time allowed for TCP + TLS setup of each connection; undici's default (10 s) otherwise. */
   connectTimeoutMs?: number;
+  /**
+   * Time allowed until a response's headers arrive, and between two pieces of its body (undici's `headersTimeout`
+   * and `bodyTimeout`, 300 s each by default). Idle times only: an upstream sending a byte now and then resets them,
+   * so a caller that needs an end bounds the whole exchange itself.
+   */
+  headersTimeoutMs?: number;
+  bodyTimeoutMs?: number;
   /** Extra trust anchors, replacing the system store (tests trust a self-signed certificate this way). */
   ca?: string | Buffer;
   resolve?: Resolver;
@@ -44,5 +51,9 @@ export function createGuardedConnector(options: GuardedDispatcherOptions): build
  * that stream (MCP proxying); `guardedFetch` uses one per call.
  */
 export function createGuardedDispatcher(options: GuardedDispatcherOptions): Agent {
-  return new Agent({ connect: createGuardedConnector(options) });
+  return new Agent({
+    connect: createGuardedConnector(options),
+    ...(options.headersTimeoutMs !== undefined ? { headersTimeout: options.headersTimeoutMs } : {}),
+    ...(options.bodyTimeoutMs !== undefined ? { bodyTimeout: options.bodyTimeoutMs } : {}),
+  });
 }

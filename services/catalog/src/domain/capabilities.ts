@@ -12,6 +12,7 @@ import { discoverCapabilities, DiscoveryError, type DiscoveredCapability, type D
 import { UUID } from './gateway-rules';
 import { writableTeam } from './publish-policy';
 import { announceServerExposureChange, refreshChangesExposure } from './refresh-exposure';
+import { upstreamErrorForLog } from './upstream-error-log';
 import { upstreamHeadersOf } from './upstream-headers';
 
 const NOT_FOUND = () => AppError.notFound('MCP server');
@@ -180,7 +181,8 @@ async function discoverAndStore(
     });
     // The old connection failed: that says nothing about the new one.
     if (!recorded) return null;
-    deps.logger.warn({ serverId: server.id, errorClass: error.errorClass, err: error.cause }, 'MCP server discovery failed');
+    // The cause's class, status and first words only: its message may hold the upstream's whole answer.
+    deps.logger.warn({ serverId: server.id, errorClass: error.errorClass, cause: upstreamErrorForLog(error.cause) }, 'MCP server discovery failed');
     throw new AppError('unavailable', message);
   }
 

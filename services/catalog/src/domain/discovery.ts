@@ -1,11 +1,15 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, McpError, PromptSchema, ResourceSchema, ResourceTemplateSchema, ToolSchema, type ClientRequest } from '@modelcontextprotocol/sdk/types.js';
 import { AddressNotAllowedError, storableJson, type ParsedCidr } from '@platform/runtime';
+import { z } from 'zod';
 import { fingerprintOf } from './fingerprint';
-import { guardedFetchFor, MAX_UPSTREAM_BYTES } from './upstream-fetch';
+import { raced, upstreamClient } from './upstream-client';
+import { guardedFetchFor, inMiB, MAX_DISCOVERY_BYTES, MAX_HANDSHAKE_BYTES } from './upstream-fetch';
+import { holdsMoreValuesThan, MAX_VALIDATED_VALUES, valueBoundedTransport } from './upstream-messages';
 
 export type CapabilityKind = 'tool' | 'resource' | 'resource_template' | 'prompt';
 
@@ -46,14 +50,36 @@ export function toDiscovered(kind: CapabilityKind, listed: Record<string, unknow
   const definition: Record<string, unknown> = {};
   for (const field of DEFINITION_FIELDS[kind]) if (item[field] !== undefined) definition[field] = item[field];
   const key = kind === 'resource' ? item.uri : kind === 'resource_template' ? item.uriTemplate : item.name;
+  const name = text(key);
+  assertNameStorable(kind, name);
   return {
     kind,
-    name: text(key),
+    name,
     title: text(item.title) || text((item.annotations as Record<string, unknown> | undefined)?.title),
     description: text(item.description),
     definition,
     fingerprint: fingerprintOf(definition),
   };
+}
+
+/**
+ * The longest name (tool or prompt name, resource URI, URI template) the catalog takes, in characters (UTF-16 code
+ * units, as the data plane counts) and in UTF-8 bytes. The store indexes names (unique per server and kind, and in
+ * the list's order), and PostgreSQL refuses an index entry over about 2,700 bytes: past that the refresh failed as a
+ * bare error with nothing recorded. 1,024 characters of up to 3 bytes outgrow it, hence the byte bound too. Real
+ * names are tens of characters; a URI the data plane matches against templates may be 4,096 (docs/gateway.md).
+ */
+export const MAX_NAME_CHARS = 1_024;
+export const MAX_NAME_BYTES = 2_048;
+
+const NAME_LABELS: Record<CapabilityKind, string> = { tool: 'tool name', resource: 'resource URI', resource_template: 'resource template URI', prompt: 'prompt name' };
+
+/** Refuses (protocol_error) a name the store cannot hold, saying how long it is: never the name itself. */
+function assertNameStorable(kind: CapabilityKind, name: string): void {
+  const bytes = Buffer.byteLength(name, 'utf8');
+  if (name.length <= MAX_NAME_CHARS && bytes <= MAX_NAME_BYTES) return;
+  const count = (value: number) => value.toLocaleString('en-US');
+  throw refused(`it lists a ${NAME_LABELS[kind]} of ${count(name.length)} characters (${count(bytes)} bytes); the platform takes names of at most ${count(MAX_NAME_CHARS)} characters and ${count(MAX_NAME_BYTES)} bytes`);
 }
 
 /** What discovery needs of a server: where it is, how to talk to it, and its credential already decrypted. */
@@ -98,18 +124,44 @@ export function transportFor(target: DiscoveryTarget, fetch: (url: string | URL,
   return new StreamableHTTPClientTransport(url, { requestInit, fetch, reconnectionOptions: { maxRetries: 0, initialReconnectionDelay: 1000, maxReconnectionDelay: 1000, reconnectionDelayGrowFactor: 1 } });
 }
 
+/** Each kind's list method, where its answer holds the items, and the SDK's schema of one item. */
+const LISTS: Record<CapabilityKind, { method: ClientRequest['method']; key: string; item: z.ZodType }> = {
+  tool: { method: 'tools/list', key: 'tools', item: ToolSchema },
+  resource: { method: 'resources/list', key: 'resources', item: ResourceSchema },
+  resource_template: { method: 'resources/templates/list', key: 'resourceTemplates', item: ResourceTemplateSchema },
+  prompt: { method: 'prompts/list', key: 'prompts', item: PromptSchema },
+};
+
+/** A page as the SDK first checks it: only its cursor. Its items are counted, then validated one at a time. */
+const PAGE = z.looseObject({ nextCursor: z.string().optional() });
+
+/** One listed item, validated as the SDK's own list method would, once it is known to be small enough. */
+function listedItem(kind: CapabilityKind, listed: unknown): DiscoveredCapability {
+  if (holdsMoreValuesThan(listed, MAX_VALIDATED_VALUES)) {
+    throw refused(`it lists a capability whose definition holds more than ${MAX_VALIDATED_VALUES.toLocaleString('en-US')} JSON values, the most the platform takes in one`);
+  }
+  const parsed = LISTS[kind].item.safeParse(listed);
+  if (!parsed.success) throw new DiscoveryError('protocol_error', parsed.error);
+  return toDiscovered(kind, parsed.data as Record<string, unknown>);
+}
+
 /**
- * Every page of one `.../list` method, stopping as soon as it lists more than `room` items (what is left of the
- * server's bound): an upstream over it is not read to its end.
+ * Every page of one kind's list, stopping as soon as it lists more than `room` items (what is left of the server's
+ * bound): an upstream over it is not read to its end. A page's items are counted before any is validated, and
+ * validated one by one (listedItem): the SDK's list methods validate a whole page at once, at a cost in proportion to
+ * its size however many items it holds (docs/catalog.md, How many bytes).
  */
-async function allPages<T>(list: (cursor: string | undefined) => Promise<{ items: T[]; nextCursor?: string | undefined }>, room: number): Promise<T[]> {
-  const items: T[] = [];
+async function allPages(client: Client, kind: CapabilityKind, room: number, options: RequestOptions): Promise<DiscoveredCapability[]> {
+  const { method, key } = LISTS[kind];
+  const found: DiscoveredCapability[] = [];
   let cursor: string | undefined;
   for (let page = 0; page < MAX_PAGES; page++) {
-    const answer = await list(cursor);
-    items.push(...answer.items);
-    if (items.length > room) throw refused(`it lists more than ${MAX_CAPABILITIES_PER_SERVER.toLocaleString('en-US')} capabilities, the most the platform takes from one server`);
-    if (!answer.nextCursor) return items;
+    const answer = await client.request({ method, params: cursor ? { cursor } : {} } as ClientRequest, PAGE, options);
+    const items: unknown = answer[key];
+    if (!Array.isArray(items)) throw new DiscoveryError('protocol_error', new Error(`the ${method} answer holds no ${key} list`));
+    if (found.length + items.length > room) throw refused(`it lists more than ${MAX_CAPABILITIES_PER_SERVER.toLocaleString('en-US')} capabilities, the most the platform takes from one server`);
+    for (const listed of items) found.push(listedItem(kind, listed));
+    if (!answer.nextCursor) return found;
     cursor = answer.nextCursor;
   }
   throw refused(`it lists more than ${MAX_PAGES} pages of one kind of capability`);
@@ -120,10 +172,10 @@ export function classify(error: unknown): DiscoveryErrorClass {
   const chain: unknown[] = [];
   for (let current: unknown = error; current && chain.length < 6; current = (current as { cause?: unknown }).cause) chain.push(current);
   if (chain.some((e) => e instanceof AddressNotAllowedError)) return 'address_not_allowed';
-  if (chain.some((e) => e instanceof McpError && e.code === ErrorCode.RequestTimeout)) return 'timeout';
+  if (chain.some((e) => (e instanceof McpError && e.code === ErrorCode.RequestTimeout) || (e as Error)?.name === 'TimeoutError')) return 'timeout';
   const codes = chain.map((e) => (e as { code?: unknown }).code);
   if (codes.includes('ECONNREFUSED')) return 'connection_refused';
-  if (codes.some((code) => code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'ETIMEDOUT')) return 'timeout';
+  if (codes.some((code) => code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'ETIMEDOUT')) return 'timeout';
   if (chain.some((e) => e instanceof StreamableHTTPError)) return 'http_error';
   if (chain.some((e) => e instanceof McpError || e instanceof SyntaxError || (e as Error)?.name === 'ZodError')) return 'protocol_error';
   return 'unreachable';
@@ -131,45 +183,41 @@ export function classify(error: unknown): DiscoveryErrorClass {
 
 /**
  * Connects to an MCP server with the official SDK client and lists everything it advertises (tools, resources,
- * resource templates, prompts), every page. Throws DiscoveryError with a class on any failure; `signal` stops it
- * (shutdown, or an overall deadline).
+ * resource templates, prompts), every page. Connecting (initialize and its notification) takes at most the server's
+ * timeout, each list request too, and the whole at most until `signal` (shutdown, or the overall deadline); on
+ * either, the client is closed, which ends its connections. Throws DiscoveryError with a class on any failure.
  */
 export async function discoverCapabilities(target: DiscoveryTarget, signal?: AbortSignal): Promise<DiscoveredCapability[]> {
   const timeout = target.timeoutSeconds * 1000;
-  const guarded = guardedFetchFor(target.allowedNetworks, timeout);
-  const client = new Client({ name: 'platform-catalog', version: '1.0.0' });
-  const stop = signal ? AbortSignal.any([signal, guarded.overflowed]) : guarded.overflowed;
+  const guarded = guardedFetchFor(target.allowedNetworks, timeout, MAX_HANDSHAKE_BYTES);
+  const bounded = valueBoundedTransport(transportFor(target, guarded.fetch));
+  const client = upstreamClient('platform-catalog');
+  const stop = AbortSignal.any([...(signal ? [signal] : []), guarded.overflowed, bounded.refused]);
   const options = { timeout, maxTotalTimeout: timeout, signal: stop };
-  try {
-    await client.connect(transportFor(target, guarded.fetch), options);
+  const discover = async () => {
+    const connecting = AbortSignal.any([stop, AbortSignal.timeout(timeout)]);
+    await raced(client.connect(bounded.transport, { ...options, signal: connecting }), connecting);
+    // Connected: the lists may take more, and bound their items themselves (allPages).
+    guarded.allowBytes(MAX_DISCOVERY_BYTES);
+    bounded.admitAnySize();
     const advertised = client.getServerCapabilities() ?? {};
+    const kinds: CapabilityKind[] = [
+      ...(advertised.tools ? (['tool'] as const) : []),
+      ...(advertised.resources ? (['resource', 'resource_template'] as const) : []),
+      ...(advertised.prompts ? (['prompt'] as const) : []),
+    ];
     const found: DiscoveredCapability[] = [];
-    const add = (kind: CapabilityKind, items: object[]) => found.push(...items.map((item) => toDiscovered(kind, item as Record<string, unknown>)));
-    const room = () => MAX_CAPABILITIES_PER_SERVER - found.length;
-    if (advertised.tools) add('tool', await allPages(async (cursor) => {
-      const answer = await client.listTools(cursor ? { cursor } : {}, options);
-      return { items: answer.tools, nextCursor: answer.nextCursor };
-    }, room()));
-    if (advertised.resources) {
-      add('resource', await allPages(async (cursor) => {
-        const answer = await client.listResources(cursor ? { cursor } : {}, options);
-        return { items: answer.resources, nextCursor: answer.nextCursor };
-      }, room()));
-      add('resource_template', await allPages(async (cursor) => {
-        const answer = await client.listResourceTemplates(cursor ? { cursor } : {}, options);
-        return { items: answer.resourceTemplates, nextCursor: answer.nextCursor };
-      }, room()));
-    }
-    if (advertised.prompts) add('prompt', await allPages(async (cursor) => {
-      const answer = await client.listPrompts(cursor ? { cursor } : {}, options);
-      return { items: answer.prompts, nextCursor: answer.nextCursor };
-    }, room()));
+    for (const kind of kinds) found.push(...(await allPages(client, kind, MAX_CAPABILITIES_PER_SERVER - found.length, options)));
     return dedupe(found);
+  };
+  try {
+    return await raced(discover(), stop);
   } catch (error) {
     if (error instanceof DiscoveryError) throw error;
-    if (guarded.overflowed.aborted) throw refused(`it sent more than ${MAX_UPSTREAM_BYTES / (1024 * 1024)} MiB, the most the platform reads from one server at a time`);
-    // An overall deadline (AbortSignal.timeout) is a timeout too; any other abort is the caller stopping.
-    throw new DiscoveryError(signal?.aborted && (signal.reason as Error)?.name === 'TimeoutError' ? 'timeout' : classify(error), error);
+    if (guarded.overflowed.aborted) throw refused(`it sent more than ${inMiB(guarded.maxBytes)}, the most the platform reads from one server at a time`);
+    if (bounded.refused.aborted) throw refused((bounded.refused.reason as Error).message);
+    // A deadline (the connection's, or the caller's overall one) is a timeout too; any other abort is the caller stopping.
+    throw new DiscoveryError(classify(error), error);
   } finally {
     await client.close().catch(() => undefined);
     await guarded.close().catch(() => undefined);

@@ -1,5 +1,4 @@
 import { performance } from 'node:perf_hooks';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SseError } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { parseAllowedNetworks } from '@platform/runtime';
@@ -8,7 +7,9 @@ import { writeHealthEvent } from '../events/health-events';
 import { recordHealth, type HealthOutcome } from '../store/health-store';
 import type { McpServerRow } from '../store/mcp-servers-mappers';
 import { classify, transportFor, type DiscoveryTarget } from './discovery';
-import { guardedFetchFor } from './upstream-fetch';
+import { raced, upstreamClient } from './upstream-client';
+import { guardedFetchFor, MAX_HANDSHAKE_BYTES } from './upstream-fetch';
+import { valueBoundedTransport } from './upstream-messages';
 import { upstreamHeadersOf } from './upstream-headers';
 
 export type HealthDeps = Pick<CatalogDeps, 'db' | 'logger' | 'config' | 'secrets'>;
@@ -23,25 +24,34 @@ function refusedCredentials(error: unknown): number | null {
 
 /**
  * One health check: connect with the SDK client (initialize) and `ping`, all within the server's timeout, through
- * the address guard with the server's static headers. Latency is the ping's round trip. The message is the
- * platform's own words (the class, or the refused HTTP status): never the upstream's text or a header value.
- * Resolves null when `signal` stopped it (shutdown): then nothing was learnt.
+ * the address guard with the server's static headers. Latency is the ping's round trip. The whole exchange is
+ * raced against the timeout (the SDK leaves steps of `connect` without one) and the client then closed, so a check
+ * ends in time whatever the upstream does; it reads at most MAX_HANDSHAKE_BYTES, each message at most
+ * MAX_VALIDATED_VALUES values (`protocol_error` past either). The message is the platform's own words (the class,
+ * or the refused HTTP status): never the upstream's text or a header value. Resolves null when `signal` stopped it
+ * (shutdown): then nothing was learnt.
  */
 export async function probeUpstream(target: DiscoveryTarget, signal: AbortSignal): Promise<HealthOutcome | null> {
   const timeout = target.timeoutSeconds * 1000;
   const deadline = AbortSignal.timeout(timeout);
-  const guarded = guardedFetchFor(target.allowedNetworks, timeout);
-  const options = { timeout, maxTotalTimeout: timeout, signal: AbortSignal.any([signal, deadline, guarded.overflowed]) };
-  const client = new Client({ name: 'platform-catalog-health', version: '1.0.0' });
-  try {
-    await client.connect(transportFor(target, guarded.fetch), options);
+  const guarded = guardedFetchFor(target.allowedNetworks, timeout, MAX_HANDSHAKE_BYTES);
+  const bounded = valueBoundedTransport(transportFor(target, guarded.fetch));
+  const stop = AbortSignal.any([signal, deadline, guarded.overflowed, bounded.refused]);
+  const options = { timeout, maxTotalTimeout: timeout, signal: stop };
+  const client = upstreamClient('platform-catalog-health');
+  const check = async () => {
+    await client.connect(bounded.transport, options);
     const started = performance.now();
     await client.ping(options);
-    return { status: 'healthy', latencyMs: Math.round(performance.now() - started), errorClass: null, signInRequired: false, message: null };
+    return Math.round(performance.now() - started);
+  };
+  try {
+    const latencyMs = await raced(check(), stop);
+    return { status: 'healthy', latencyMs, errorClass: null, signInRequired: false, message: null };
   } catch (error) {
     if (signal.aborted) return null;
     const refused = refusedCredentials(error);
-    const errorClass = deadline.aborted ? 'timeout' : guarded.overflowed.aborted ? 'protocol_error' : classify(error);
+    const errorClass = deadline.aborted ? 'timeout' : guarded.overflowed.aborted || bounded.refused.aborted ? 'protocol_error' : classify(error);
     const message = refused ? `The MCP server refused the credentials (HTTP ${refused})` : `The MCP server could not be reached: ${errorClass}`;
     return { status: 'unhealthy', latencyMs: null, errorClass, signInRequired: refused !== null, message };
   } finally {

@@ -124,7 +124,7 @@ export interface ToolSummaryRow {
  * their texts cut to so many characters, and no more of them than `bytesPerServer` of UTF-8 text in all (100 tools cut
  * as above take at most 140,000 bytes when ASCII, so only texts of multi-byte characters ever meet it). A page holds
  * up to 200 servers of any teams, so its tools stay under 40 MiB, within the largest message the services send one
- * another (64 MiB); what one upstream lists is bounded only by discovery (10,000 capabilities, 64 MiB), so shown
+ * another (64 MiB); what one upstream lists is bounded only by discovery (10,000 capabilities, 16 MiB), so shown
  * whole, one team's servers could push a page past it and fail the list for every platform admin.
  */
 export const ADMIN_VIEW_TOOLS = { perServer: 100, nameChars: 200, titleChars: 200, descriptionChars: 1_000, bytesPerServer: 192 * 1024 } as const;

@@ -1,7 +1,8 @@
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { drainedOrClosed } from '@platform/test';
-import { MAX_UPSTREAM_BYTES } from '../../src/domain/upstream-fetch';
+import { MAX_DISCOVERY_BYTES, MAX_HANDSHAKE_BYTES } from '../../src/domain/upstream-fetch';
+import { answer, initializeResult, startRawUpstream } from './raw-upstream';
 import { capabilityTestbed } from './testbed';
 
 /**
@@ -44,7 +45,7 @@ async function startHugeListUpstream(descriptionBytes: number): Promise<{ url: s
   };
 }
 
-/** What one upstream can make the catalog read: MAX_UPSTREAM_BYTES per discovery, every answer together. */
+/** What one upstream can make the catalog read: MAX_DISCOVERY_BYTES per discovery, every answer together. */
 describe('the bound on what the catalog reads from an upstream', () => {
   const testbed = capabilityTestbed();
   const upstreams: { close(): Promise<void> }[] = [];
@@ -54,14 +55,14 @@ describe('the bound on what the catalog reads from an upstream', () => {
 
   it('refuses an answer that outgrows the bound, stops reading it, and stores nothing', async () => {
     const { owner, team } = testbed();
-    const upstream = await startHugeListUpstream(MAX_UPSTREAM_BYTES + 8 * 1024 * 1024);
+    const upstream = await startHugeListUpstream(MAX_DISCOVERY_BYTES + 8 * 1024 * 1024);
     upstreams.push(upstream);
     const id = await register(upstream.url);
     const refused = await owner.client.post(`/v1/teams/${team}/mcp-servers/${id}/refresh`);
-    const message = "The MCP server's answer was refused (protocol_error): it sent more than 64 MiB, the most the platform reads from one server at a time";
+    const message = "The MCP server's answer was refused (protocol_error): it sent more than 16 MiB, the most the platform reads from one server at a time";
     expect([refused.status, refused.body.error?.code, refused.body.error?.message]).toEqual([503, 'unavailable', message]);
     // The reader let go at the bound (plus what sockets hold), not at the end of the answer.
-    expect(upstream.written()).toBeLessThan(MAX_UPSTREAM_BYTES + 8 * 1024 * 1024);
+    expect(upstream.written()).toBeLessThan(MAX_DISCOVERY_BYTES + 8 * 1024 * 1024);
     const server = (await owner.client.get(`/v1/teams/${team}/mcp-servers/${id}`)).body.data;
     expect(server).toMatchObject({ lastRefreshError: message, refreshedAt: null, counts: { tools: 0 } });
   }, 120_000);
@@ -75,4 +76,20 @@ describe('the bound on what the catalog reads from an upstream', () => {
     expect(refreshed.status).toBe(200);
     expect(refreshed.body.data.map((capability: { name: string }) => capability.name)).toEqual(['huge']);
   }, 120_000);
+
+  it('reads at most 1 MiB until connected: a larger initialize answer is refused', async () => {
+    const { owner, team } = testbed();
+    const instructions = 'x'.repeat(MAX_HANDSHAKE_BYTES);
+    const upstream = await startRawUpstream((message, res) => {
+      if (message?.method !== 'initialize') return false;
+      answer(res, message.id, { ...initializeResult(), instructions });
+      return true;
+    });
+    upstreams.push(upstream);
+    const id = await register(upstream.url);
+    const refused = await owner.client.post(`/v1/teams/${team}/mcp-servers/${id}/refresh`);
+    const message = "The MCP server's answer was refused (protocol_error): it sent more than 1 MiB, the most the platform reads from one server at a time";
+    expect([refused.status, refused.body.error?.message]).toEqual([503, message]);
+    expect((await owner.client.get(`/v1/teams/${team}/mcp-servers/${id}`)).body.data).toMatchObject({ lastRefreshError: message });
+  }, 60_000);
 });

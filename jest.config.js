@@ -13,4 +13,8 @@ module.exports = {
   testTimeout: 60000,
   // Integration tests start servers and databases; two workers suit the 2-core machines this runs on.
   maxWorkers: process.env.JEST_MAX_WORKERS ?? 2,
+  // A worker keeps what each test file's module registry leaves on its heap (over 2 GB by the end of a full run), and
+  // a process that large takes longer than jest's 500 ms to exit (freeing it), which jest reports as "failed to exit
+  // gracefully". A worker past 1 GB after a file is replaced by a fresh one: a few restarts per run.
+  workerIdleMemoryLimit: '1GB',
 };

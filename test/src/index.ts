@@ -13,5 +13,6 @@ export * from './chromium';
 export * from './oauth-browser';
 export * from './fixtures';
 export * from './mcp-upstream';
+export * from './raw-mcp-upstream';
 export * from './mcp-gateway';
 export * from './oauth-provider';

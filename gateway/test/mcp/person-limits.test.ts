@@ -1,11 +1,13 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { ServerResponse } from 'node:http';
 import {
+  answer,
   expectEventually,
   gatewayFronting,
+  initializeResult,
   postMcp,
   rawMcpSession,
   startMcpUpstream,
+  startRawUpstream,
   startTestPlatform,
   type FrontedGateway,
   type McpUpstream,
@@ -23,36 +25,20 @@ interface StallingUpstream {
 
 async function startStallingUpstream(): Promise<StallingUpstream> {
   const held: ServerResponse[] = [];
-  const json = (res: ServerResponse, body: unknown, headers: Record<string, string> = {}) =>
-    res.writeHead(200, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
-  const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    if (req.method !== 'POST') return void res.writeHead(405).end();
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const message = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id?: number; method: string };
-      if (message.method === 'initialize') {
-        return json(res, { jsonrpc: '2.0', id: message.id, result: { protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'stalling', version: '1' } } }, { 'mcp-session-id': 'stalling-session' });
-      }
-      if (message.method === 'notifications/initialized') return void res.writeHead(202).end();
-      if (message.id === undefined) return void held.push(res);
-      if (message.method === 'tools/list') return json(res, { jsonrpc: '2.0', id: message.id, result: { tools: [] } });
-      return json(res, { jsonrpc: '2.0', id: message.id, result: {} });
-    });
+  const upstream = await startRawUpstream((message, res) => {
+    if (message?.method === 'initialize') answer(res, message.id, initializeResult(), { 'mcp-session-id': 'stalling-session' });
+    else if (message?.method === 'tools/list') answer(res, message.id, { tools: [] });
+    else if (message && message.id === undefined && message.method !== 'notifications/initialized') held.push(res);
+    else if (message?.id !== undefined) answer(res, message.id, {});
+    else return false;
+    return true;
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}/mcp`,
+    ...upstream,
     held,
     release: () => {
       for (const res of held.splice(0)) res.writeHead(202).end();
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
   };
 }
 

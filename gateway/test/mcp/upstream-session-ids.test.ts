@@ -1,50 +1,33 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import {
+  answer,
   expectEventually,
   gatewayFronting,
+  initializeResult,
   postMcp,
   rawMcpSession,
   startMcpUpstream,
+  startRawUpstream,
   startTestPlatform,
   type FrontedGateway,
   type McpUpstream,
+  type RawUpstream,
   type TestPlatform,
 } from '@platform/test';
 
 /** An upstream whose `initialize` answers with the session id it is given, and whose one tool answers `pong`. */
-async function startUpstreamWithSessionId(sessionId: string): Promise<{ url: string; calls: () => number; close(): Promise<void> }> {
+async function startUpstreamWithSessionId(sessionId: string): Promise<RawUpstream & { calls: () => number }> {
   let calls = 0;
-  const json = (res: ServerResponse, body: unknown, headers: Record<string, string> = {}) =>
-    res.writeHead(200, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
-  const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    if (req.method !== 'POST') return void res.writeHead(405).end();
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const message = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id?: number; method: string };
-      if (message.method === 'initialize') {
-        return json(res, { jsonrpc: '2.0', id: message.id, result: { protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'inflating', version: '1' } } }, { 'mcp-session-id': sessionId });
-      }
-      if (message.id === undefined) return void res.writeHead(202).end();
-      if (message.method === 'tools/list') {
-        return json(res, { jsonrpc: '2.0', id: message.id, result: { tools: [{ name: 'ping', description: 'Answers pong', inputSchema: { type: 'object' } }] } });
-      }
-      if (message.method === 'tools/call') calls += 1;
-      return json(res, { jsonrpc: '2.0', id: message.id, result: { content: [{ type: 'text', text: 'pong' }] } });
-    });
+  const upstream = await startRawUpstream((message, res) => {
+    if (message?.method === 'initialize') answer(res, message.id, initializeResult(), { 'mcp-session-id': sessionId });
+    else if (message?.method === 'tools/list') answer(res, message.id, { tools: [{ name: 'ping', description: 'Answers pong', inputSchema: { type: 'object' } }] });
+    else if (message?.method === 'tools/call') {
+      calls += 1;
+      answer(res, message.id, { content: [{ type: 'text', text: 'pong' }] });
+    } else if (message?.id !== undefined) answer(res, message.id, {});
+    else return false;
+    return true;
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/mcp`,
-    calls: () => calls,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return { ...upstream, calls: () => calls };
 }
 
 /**

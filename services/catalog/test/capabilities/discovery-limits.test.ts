@@ -1,7 +1,6 @@
-import { eventually } from '@platform/test';
+import { answer, eventually, initializeResult, startRawUpstream, type RawUpstream } from '@platform/test';
 import { MAX_NAME_BYTES, MAX_NAME_CHARS } from '../../src/domain/discovery';
 import { MAX_VALIDATED_VALUES } from '../../src/domain/upstream-messages';
-import { answer, initializeResult, startRawUpstream, type RawUpstream } from './raw-upstream';
 import { capabilityTestbed } from './testbed';
 import { startUpstream, type Upstream } from './upstream';
 

@@ -1,5 +1,4 @@
-import { adminClient, memoryLogger, newPerson, newTeam, startTestPlatform, unique, type TestPerson, type TestPlatform } from '@platform/test';
-import { startRawUpstream, type RawUpstream } from './raw-upstream';
+import { adminClient, memoryLogger, newPerson, newTeam, startRawUpstream, startTestPlatform, unique, type RawUpstream, type TestPerson, type TestPlatform } from '@platform/test';
 
 /** Text of an upstream's answer past the part a log line keeps: it must never reach the logs. */
 const TAIL = 'upstream-answer-tail-that-must-not-be-logged';

@@ -1,5 +1,5 @@
-import { eventually, unique } from '@platform/test';
-import { startEndpointlessSseUpstream, startTricklingUpstream, type RawUpstream } from './raw-upstream';
+import { eventually, unique, type RawUpstream } from '@platform/test';
+import { startEndpointlessSseUpstream, startTricklingUpstream } from './raw-upstream';
 import { capabilityTestbed } from './testbed';
 
 const TIMED_OUT = 'The MCP server could not be reached: timeout';

@@ -1,8 +1,7 @@
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { drainedOrClosed } from '@platform/test';
+import { answer, drainedOrClosed, initializeResult, startRawUpstream } from '@platform/test';
 import { MAX_DISCOVERY_BYTES, MAX_HANDSHAKE_BYTES } from '../../src/domain/upstream-fetch';
-import { answer, initializeResult, startRawUpstream } from './raw-upstream';
 import { capabilityTestbed } from './testbed';
 
 /**

@@ -1,6 +1,6 @@
-import { adminClient, eventually, newPerson, newTeam, startTestPlatform, unique, type TestPerson, type TestPlatform } from '@platform/test';
+import { adminClient, answer, eventually, initializeResult, newPerson, newTeam, startRawUpstream, startTestPlatform, unique, type RawUpstream, type TestPerson, type TestPlatform } from '@platform/test';
 import { MAX_HANDSHAKE_BYTES } from '../../src/domain/upstream-fetch';
-import { answer, initializeResult, startEndpointlessSseUpstream, startRawUpstream, startTricklingUpstream, type RawUpstream } from '../capabilities/raw-upstream';
+import { startEndpointlessSseUpstream, startTricklingUpstream } from '../capabilities/raw-upstream';
 import { startControllableUpstream, type ControllableUpstream } from './controllable-upstream';
 
 /**

@@ -1,5 +1,5 @@
 import type { ApproveCapabilityRequest, Capability } from '@platform/proto/gen/platform/catalog/v1/catalog';
-import { AppError, catalogChangeCommitted, auditContext, writeAuditEvent } from '@platform/runtime';
+import { AppError, auditContext, writeAuditEvent } from '@platform/runtime';
 import { SCHEMA, type CatalogDeps } from '../deps';
 import { approveCapabilityRow, findServerCapability, toCapability } from '../store/capabilities-store';
 import type { McpServerRow } from '../store/mcp-servers-mappers';
@@ -7,6 +7,7 @@ import { findTeamMcpServer } from '../store/mcp-servers-store';
 import { findMcpServerById } from '../store/publishing-store';
 import { UUID } from './gateway-rules';
 import { approverOf, teamPublishing } from './publish-policy';
+import { announceServerExposureChange } from './refresh-exposure';
 
 const SERVER_NOT_FOUND = () => AppError.notFound('MCP server');
 const CAPABILITY_NOT_FOUND = () => AppError.notFound('Capability');
@@ -61,6 +62,6 @@ export async function approveCapability(deps: CatalogDeps, request: ApproveCapab
     return updated;
   });
   // Only a published server's capabilities are exposed; approving one of a draft changes no gateway.
-  if (server.publish_state === 'published') await catalogChangeCommitted(deps);
+  if (server.publish_state === 'published') await announceServerExposureChange(deps, server.id);
   return toCapability(approved);
 }

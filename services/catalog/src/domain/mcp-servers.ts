@@ -35,6 +35,7 @@ import {
 import { decodeSlugCursor, encodeSlugCursor, pageLimit } from './paging';
 import { publishPolicyOf, writableTeam } from './publish-policy';
 import { assertTeamMoveKeepsSecretsHome } from './secret-origin';
+import { announceServerExposureChange } from './refresh-exposure';
 
 const SLUG_TAKEN = () => AppError.conflict('An MCP server with this slug already exists in the team');
 const NOT_FOUND = () => AppError.notFound('MCP server');
@@ -189,7 +190,7 @@ export async function updateMcpServer(deps: CatalogDeps, request: UpdateMcpServe
       return updated;
     });
     // Its address, credential, timeout or state may be what gateways use now.
-    if (row.publish_state === 'published') await catalogChangeCommitted(deps);
+    if (row.publish_state === 'published') await announceServerExposureChange(deps, row.id);
     return toMcpServer(row, policy);
   } catch (error) {
     throw isUniqueViolation(error) ? SLUG_TAKEN() : error;

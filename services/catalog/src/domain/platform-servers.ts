@@ -4,7 +4,7 @@ import type {
   ListMcpServersResponse,
   McpServer,
 } from '@platform/proto/gen/platform/catalog/v1/catalog';
-import { catalogChangeCommitted, AppError, auditContext, parseAllowedNetworks, writeAuditEvent } from '@platform/runtime';
+import { AppError, auditContext, parseAllowedNetworks, writeAuditEvent } from '@platform/runtime';
 import { SCHEMA, type CatalogDeps } from '../deps';
 import { hasStoredSecret, toMcpServer, type McpServerRow } from '../store/mcp-servers-mappers';
 import {
@@ -23,6 +23,7 @@ import { assertTeamServerStaysPrivate, isTeamServer, validAdminChange, type Admi
 import { assertAdminMoveKeepsSecretsHome } from './secret-origin';
 import { decodeSlugIdCursor, encodeSlugIdCursor } from './slug-id-cursor';
 import { resolveTeamRefs } from './team-refs';
+import { announceServerExposureChange } from './refresh-exposure';
 
 const NOT_FOUND = () => AppError.notFound('MCP server');
 const STALE = () => new AppError('precondition_failed', 'The MCP server has changed since it was read');
@@ -142,8 +143,9 @@ export async function adminUpdateMcpServer(deps: CatalogDeps, request: AdminUpda
     });
     return row;
   });
-  // What gateways expose may change (visibility, url, headers, enabled): edges drop what they resolved.
-  await catalogChangeCommitted(deps);
+  // What gateways expose may change (visibility, url, headers, enabled): edges drop what they resolved of the
+  // gateways naming it (a team no longer offered it still names it until its gateway changes).
+  await announceServerExposureChange(deps, updated.id);
   const [view] = await adminViews(deps, [updated]);
   return view!;
 }

@@ -1,6 +1,6 @@
 import type { McpServer, PublishMcpServerRequest, ReviewMcpServerRequest } from '@platform/proto/gen/platform/catalog/v1/catalog';
 import type { RequestContext } from '@platform/proto/gen/platform/common/v1/common';
-import { AppError, catalogChangeCommitted, auditContext, writeAuditEvent, type Transaction } from '@platform/runtime';
+import { AppError, auditContext, writeAuditEvent, type Transaction } from '@platform/runtime';
 import { SCHEMA, type CatalogDeps } from '../deps';
 import { writePublicationEvent } from '../events/publishing-events';
 import { approvePresentCapabilities } from '../store/capabilities-store';
@@ -9,6 +9,7 @@ import { findTeamMcpServer } from '../store/mcp-servers-store';
 import { findMcpServerById, recordPublishRequest, recordReview } from '../store/publishing-store';
 import { UUID } from './gateway-rules';
 import { approverOf, teamPublishing, validNote } from './publish-policy';
+import { announceServerExposureChange } from './refresh-exposure';
 
 const NOT_FOUND = () => AppError.notFound('MCP server');
 const invalidState = (message: string) => new AppError('invalid_state', message);
@@ -63,7 +64,7 @@ export async function publishMcpServer(deps: CatalogDeps, request: PublishMcpSer
     await writePublicationEvent(tx, 'mcp_server.published', updated, { via: 'self_publish' });
     return updated;
   });
-  if (row.publish_state === 'published') await catalogChangeCommitted(deps);
+  if (row.publish_state === 'published') await announceServerExposureChange(deps, row.id);
   return toMcpServer(row, policy);
 }
 
@@ -109,6 +110,6 @@ export async function reviewMcpServer(deps: CatalogDeps, request: ReviewMcpServe
     }
     return updated;
   });
-  if (decision === 'approve' || leftCatalog) await catalogChangeCommitted(deps);
+  if (decision === 'approve' || leftCatalog) await announceServerExposureChange(deps, row.id);
   return toMcpServer(row, policy);
 }

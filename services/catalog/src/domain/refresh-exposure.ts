@@ -32,8 +32,8 @@ export function refreshChangesExposure(found: readonly DiscoveredCapability[], b
 }
 
 /**
- * After a committed refresh that changed what the server exposes: tells the edges to drop the gateways that name
- * it, and nothing when none does (a server in no gateway is served nowhere). Read after the commit, so a gateway
+ * After a committed change to what the server exposes (a refresh, publishing or its review, an approval, a change
+ * of the server by its team or by op 16): tells the edges to drop the gateways that name it, and nothing when none does (a server in no gateway is served nowhere). Read after the commit, so a gateway
  * that named the server before an edge could load it with the old capabilities is among them (a gateway changed
  * later announces itself). However many they are, each is named, a page at a time: never "every gateway" because
  * they are many, since one team's gateways (a team may have any number) would then make every edge reload every
@@ -50,7 +50,7 @@ export async function announceServerExposureChange(deps: CatalogDeps, serverId: 
     }
   } catch (error) {
     // The change is committed: not knowing which gateways it concerns, tell them all rather than fail the answer.
-    deps.logger.warn({ err: error, serverId }, 'reading the gateways of a refreshed MCP server failed; announcing every gateway');
+    deps.logger.warn({ err: error, serverId }, 'reading the gateways of a changed MCP server failed; announcing every gateway');
     await catalogChangeCommitted(deps);
   }
 }

@@ -119,6 +119,32 @@ describe('catalog change signal of gateway and capability changes', () => {
     expect(await announcedSinceFence()).toEqual([]);
   });
 
+  it('names the gateways of a published server when its team or a platform admin changes it, never every gateway', async () => {
+    const changing = await startUpstream({ tools: { search: 'Search' } });
+    try {
+      const server = await registerServer(owner, team, changing);
+      await publish(owner, admin, team, server.id);
+      const gateway = await gatewayWith(server.id);
+      const unrelated = await gatewayWith();
+
+      await fence();
+      const current = (await owner.client.get(`/v1/teams/${team}/mcp-servers/${server.id}`)).body.data as { revision: number };
+      const patched = await owner.client.patch(`/v1/teams/${team}/mcp-servers/${server.id}`, { description: 'Changed' }, { 'if-match': `"${current.revision}"` });
+      expect(patched.status).toBe(200);
+      expect(await announcedSinceFence()).toEqual([[gateway]]);
+
+      await fence();
+      const adminView = (await admin.get(`/v1/admin/mcp-servers/${server.id}`)).body.data as { revision: number };
+      const disabled = await admin.patch(`/v1/admin/mcp-servers/${server.id}`, { enabled: false }, { 'if-match': `"${adminView.revision}"` });
+      expect(disabled.status).toBe(200);
+      const heard = await announcedSinceFence();
+      expect(heard).toEqual([[gateway]]);
+      expect(heard.flat()).not.toContain(unrelated);
+    } finally {
+      await changing.close();
+    }
+  });
+
   it('announces nothing for changes to a server in no gateway', async () => {
     const alone = await startUpstream({ tools: { search: 'Search', fetch: 'Fetch' } });
     try {

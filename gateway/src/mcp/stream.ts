@@ -165,7 +165,11 @@ function catalogWatcher(ctx: CallContext, reply: ClientReply, stopped: AbortSign
   };
 }
 
-/** A signal aborted as soon as any of `signals` is; `release` forgets its listeners on them. */
+/**
+ * A signal aborted as soon as any of `signals` is; `release` forgets its listeners on them. Not AbortSignal.any:
+ * `draining` lives as long as the edge, and every stream's listener on it is removed here when the stream ends
+ * rather than left for the garbage collector to find.
+ */
 function firstAbortOf(signals: AbortSignal[]): { signal: AbortSignal; release(): void } {
   const first = new AbortController();
   // The relay of each of the gateway's upstreams listens to it (see closeSignalOf).

@@ -255,17 +255,7 @@ describeWith('redis', 'MCP gateway: a GET stream when its upstreams change or it
     const { gateway, session, alphaSession, betaSession, stream } = await relayingStream('deleted');
     const opened = [alpha.sessionsOpened, beta.sessionsOpened];
     const gets = [alpha.gets.length, beta.gets.length];
-    const deleted = await fetch(platform.url(`/mcp/${gateway.gatewaySlug}`), {
-      method: 'DELETE',
-      headers: { authorization: `Bearer ${gateway.token}`, 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' },
-    });
-    expect(deleted.status).toBe(200);
-
-    expect(await stream.finished).toBe('ended');
-    await expectEventually(() => {
-      expect(openGets(alpha, alphaSession)).toHaveLength(0);
-      expect(openGets(beta, betaSession)).toHaveLength(0);
-    });
+    await endSessionAndItsStream(platform, gateway, session, stream, [alphaSession, betaSession]);
     // A relay left running would reconnect (after 1 s), hear 404 for the ended upstream session and open a new one.
     await new Promise((resolve) => setTimeout(resolve, 4_000));
     expect([alpha.sessionsOpened, beta.sessionsOpened]).toEqual(opened);
@@ -275,16 +265,26 @@ describeWith('redis', 'MCP gateway: a GET stream when its upstreams change or it
 
   it('ends the GET stream of a session ended on another replica', async () => {
     const { gateway, session, alphaSession, betaSession, stream } = await relayingStream('deleted-elsewhere');
-    const deleted = await fetch(replica.url(`/mcp/${gateway.gatewaySlug}`), {
+    await endSessionAndItsStream(replica, gateway, session, stream, [alphaSession, betaSession]);
+  }, 60_000);
+
+  /** DELETEs the session through `via`; its GET stream ends and both upstream GETs of it close. */
+  async function endSessionAndItsStream(
+    via: { url(path: string): string },
+    gateway: { gatewaySlug: string; token: string },
+    session: string,
+    stream: { finished: Promise<unknown> },
+    [alphaSession, betaSession]: [string, string],
+  ): Promise<void> {
+    const deleted = await fetch(via.url(`/mcp/${gateway.gatewaySlug}`), {
       method: 'DELETE',
       headers: { authorization: `Bearer ${gateway.token}`, 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' },
     });
     expect(deleted.status).toBe(200);
-
     expect(await stream.finished).toBe('ended');
     await expectEventually(() => {
       expect(openGets(alpha, alphaSession)).toHaveLength(0);
       expect(openGets(beta, betaSession)).toHaveLength(0);
     });
-  }, 60_000);
+  }
 });

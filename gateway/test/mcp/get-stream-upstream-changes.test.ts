@@ -178,6 +178,18 @@ describeWith('redis', 'MCP gateway: a GET stream when its upstreams change or it
     await expectReopenedWithout(gateway, session, betaSession, alpha);
   }, 60_000);
 
+  it('ends the stream when a relayed server is deleted; the next one relays only the others', async () => {
+    const { gateway, session, alphaSession, betaSession, stream } = await relayingStream('server-deleted');
+    const [alphaId] = gateway.serverIds as [string];
+    // The delete names the gateways that named the server (read by the delete itself, as their rows go with it).
+    expect((await gateway.owner.delete(`/v1/teams/${gateway.teamSlug}/mcp-servers/${alphaId}`)).status).toBe(204);
+
+    expect(await stream.finished).toBe('ended');
+    expect(methodsOf(stream)).toContain('notifications/tools/list_changed');
+    await expectEventually(() => expect(openGets(alpha, alphaSession)).toHaveLength(0));
+    await expectReopenedWithout(gateway, session, betaSession, alpha);
+  }, 60_000);
+
   it("ends the stream when a relayed server's URL changes; the next one relays the new address, never the old", async () => {
     const { gateway, session, alphaSession, betaSession, stream } = await relayingStream('moved');
     const [alphaId] = gateway.serverIds as [string];

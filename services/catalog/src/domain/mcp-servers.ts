@@ -202,13 +202,14 @@ export async function deleteMcpServer(deps: CatalogDeps, request: DeleteMcpServe
   const { teamId } = await writableTeam(deps, request.teamId);
   if (!UUID.test(request.serverId)) throw NOT_FOUND();
   const serverId = request.serverId.toLowerCase();
-  const deleted = await deps.db.transaction(async (tx) => {
+  const gatewaysNamingIt = await deps.db.transaction(async (tx) => {
     const row = await findTeamMcpServer(tx, teamId, serverId, true);
     if (!row) throw NOT_FOUND();
-    await deleteMcpServerRow(tx, serverId);
+    const gatewayIds = await deleteMcpServerRow(tx, serverId);
     await audit(tx, request.context, teamId, 'mcp_server.delete', row, { before: auditView(row) });
-    return row;
+    return gatewayIds;
   });
-  if (deleted.publish_state === 'published') await catalogChangeCommitted(deps);
+  // Those gateways alone (never every gateway, as refresh-exposure.ts explains); a server in none was served nowhere.
+  if (gatewaysNamingIt.length > 0) await catalogChangeCommitted(deps, gatewaysNamingIt);
   return {};
 }

@@ -87,8 +87,14 @@ export async function updateMcpServerRow(db: Queryable, id: string, expectedRevi
   return rows[0] ?? null;
 }
 
-export async function deleteMcpServerRow(db: Queryable, id: string): Promise<void> {
+/**
+ * Deletes the server and the places gateways gave it; returns the ids of those gateways (whatever their team), read
+ * in the deleting transaction so that none is missed: after the commit their rows are gone.
+ */
+export async function deleteMcpServerRow(db: Queryable, id: string): Promise<string[]> {
+  const { rows } = await db.query<{ gateway_id: string }>('DELETE FROM catalog.gateway_servers WHERE server_id = $1 RETURNING gateway_id', [id]);
   await db.query('DELETE FROM catalog.mcp_servers WHERE id = $1', [id]);
+  return rows.map((row) => row.gateway_id);
 }
 
 export async function findTeamMcpServer(db: Queryable, teamId: string, id: string, forUpdate = false): Promise<McpServerRow | null> {

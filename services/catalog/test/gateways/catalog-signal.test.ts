@@ -155,6 +155,10 @@ describe('catalog change signal of gateway and capability changes', () => {
       alone.offer.tools = { search: 'Search, changed', other: 'Other' };
       await refreshServer(owner, team, server.id);
       expect(await announcedSinceFence()).toEqual([]);
+
+      await fence();
+      expect((await owner.client.delete(`/v1/teams/${team}/mcp-servers/${server.id}`)).status).toBe(204);
+      expect(await announcedSinceFence()).toEqual([]);
     } finally {
       await alone.close();
     }
@@ -187,7 +191,7 @@ describe('catalog change signal of gateway and capability changes', () => {
     }
   });
 
-  it(`names every gateway of a server in more than ${MAX_GATEWAYS_PER_MESSAGE} gateways, in several messages, and never tells every gateway`, async () => {
+  it(`names every gateway of a server in more than ${MAX_GATEWAYS_PER_MESSAGE} gateways, in several messages, on refresh and delete, and never tells every gateway`, async () => {
     const popular = await startUpstream({ tools: { search: 'Search' } });
     try {
       const server = await registerServer(owner, team, popular);
@@ -207,6 +211,17 @@ describe('catalog change signal of gateway and capability changes', () => {
         for (const ids of named) expect(ids.length).toBeLessThanOrEqual(MAX_GATEWAYS_PER_MESSAGE);
         expect(named.flat().sort()).toEqual([...gateways].sort());
       }
+
+      // Deleted: the same gateways, read by the delete (their rows go with the server), and neither every gateway
+      // nor one that never named it.
+      const unrelated = await gatewayWith();
+      await fence();
+      expect((await owner.client.delete(`/v1/teams/${team}/mcp-servers/${server.id}`)).status).toBe(204);
+      const named = await announcedSinceFence();
+      for (const ids of named) expect(ids.length).toBeGreaterThan(0);
+      for (const ids of named) expect(ids.length).toBeLessThanOrEqual(MAX_GATEWAYS_PER_MESSAGE);
+      expect(named.flat().sort()).toEqual([...gateways].sort());
+      expect(named.flat()).not.toContain(unrelated);
     } finally {
       await popular.close();
     }

@@ -17,7 +17,7 @@ import type { McpSession } from './session';
 import type { OpenedSession } from './session-check';
 import { SessionLiveness } from './session-liveness';
 import type { UpstreamEndpoint } from './upstream-client';
-import { currentUpstreamSession, initializeUpstream, UpstreamSessionOverrides } from './upstream-sessions';
+import { currentUpstreamSession, initializeUpstream, openedAtCurrentAddress, UpstreamSessionOverrides } from './upstream-sessions';
 
 /** Settings of the `/mcp/{slug}` data plane (from the environment; see README). */
 export interface McpSettings {
@@ -189,11 +189,11 @@ export async function endpointFor(ctx: CallContext, server: RuntimeServer, stale
   }
   const endpoint = (sessionId: string, protocolVersion: string): UpstreamEndpoint => ({ serverSlug: server.slug, url: server.url, headers, sessionId, protocolVersion });
   if (!stale) {
-    const current = currentUpstreamSession(plane.overrides, session, sessionKey, server.id);
+    const current = currentUpstreamSession(plane.overrides, session, sessionKey, server);
     if (current) return endpoint(current.sessionId, current.protocolVersion);
   }
   const shared = await plane.overrides.shared(sessionKey, server.id);
-  if (shared && shared.sessionId !== stale?.sessionId) return endpoint(shared.sessionId, shared.protocolVersion);
+  if (openedAtCurrentAddress(shared, server) && shared.sessionId !== stale?.sessionId) return endpoint(shared.sessionId, shared.protocolVersion);
 
   const flightKey = `${sessionKey}:${server.id}`;
   let pending = plane.initializing.get(flightKey);

@@ -25,6 +25,11 @@ export interface McpSession {
 export interface UpstreamSession {
   sessionId: string;
   protocolVersion: string;
+  /**
+   * The address the upstream session was opened at (`upstreamAddressOf`, upstream-sessions.ts): a session belongs to
+   * the server that issued it, so once the server's URL changes it is neither sent to the new address nor used.
+   */
+  address: string;
 }
 
 /** Associated data: a sealed value made for another purpose never opens as a session. */
@@ -37,7 +42,8 @@ interface SealedForm {
   c: string;
   cv: string;
   cc: Record<string, unknown>;
-  u: Record<string, [string, string]>;
+  /** Per server id: session id, protocol version, address (absent in ids sealed before addresses were: none matches). */
+  u: Record<string, [string, string, string?]>;
   t: number;
 }
 
@@ -49,7 +55,7 @@ export function sealSession(box: SecretBox, session: McpSession): string {
     c: session.clientName,
     cv: session.clientVersion,
     cc: session.clientCapabilities,
-    u: Object.fromEntries(Object.entries(session.upstreams).map(([id, up]) => [id, [up.sessionId, up.protocolVersion]])),
+    u: Object.fromEntries(Object.entries(session.upstreams).map(([id, up]) => [id, [up.sessionId, up.protocolVersion, up.address]])),
     t: session.createdAt,
   };
   return box.encrypt(JSON.stringify(form), PURPOSE);
@@ -71,7 +77,9 @@ export function openSession(box: SecretBox, id: string): McpSession | null {
     clientName: form.c,
     clientVersion: form.cv,
     clientCapabilities: form.cc,
-    upstreams: Object.fromEntries(Object.entries(form.u).map(([serverId, [sessionId, protocolVersion]]) => [serverId, { sessionId, protocolVersion }])),
+    upstreams: Object.fromEntries(
+      Object.entries(form.u).map(([serverId, [sessionId, protocolVersion, address = '']]) => [serverId, { sessionId, protocolVersion, address }]),
+    ),
     createdAt: form.t,
   };
 }

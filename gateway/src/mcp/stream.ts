@@ -283,7 +283,7 @@ export async function handleDelete(plane: DataPlane, req: IncomingMessage, res: 
   await Promise.allSettled(
     resolved.exposure.runtime.servers.map(async (server) => {
       // Only upstream sessions that exist are ended; none is opened to be closed.
-      if (!currentUpstreamSession(plane.overrides, session, key, server.id)) return;
+      if (!currentUpstreamSession(plane.overrides, session, key, server)) return;
       const endpoint = await endpointFor(ctx, server);
       await endUpstreamSession(endpoint, { dispatcher: plane.dispatcher, timeoutSeconds: server.timeoutSeconds });
     }),

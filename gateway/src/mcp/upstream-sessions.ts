@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { RuntimeServer } from '@platform/proto/gen/platform/catalog/v1/catalog';
 import type { Cache } from '@platform/runtime';
 import { BoundedMap } from '../bounded-map';
@@ -15,6 +16,24 @@ import { protocolError, upstreamFailure } from './upstream-errors';
 export const MAX_UPSTREAM_SESSION_ID_LENGTH = 256;
 const UPSTREAM_SESSION_ID = new RegExp(`^[\\x21-\\x7E]{0,${MAX_UPSTREAM_SESSION_ID_LENGTH}}$`);
 const PROTOCOL_VERSION = /^[\x21-\x7E]{1,64}$/;
+
+/** Addresses of the servers of the exposures in use, each hashed once (the same objects serve every request). */
+const addresses = new WeakMap<RuntimeServer, string>();
+
+/**
+ * What an upstream session is bound to: the server's URL, as a short hash (sealed into the client's session id for
+ * every upstream, so a full URL of up to 2,048 characters would not do). A session issued at one address is never
+ * sent to another: the server's new address would otherwise receive its old address's session id, and the first
+ * call after a move would fail with 404 before a new session was opened.
+ */
+export function upstreamAddressOf(server: RuntimeServer): string {
+  let address = addresses.get(server);
+  if (address === undefined) {
+    address = createHash('sha256').update(server.url).digest('base64url').slice(0, 16);
+    addresses.set(server, address);
+  }
+  return address;
+}
 
 /** What an upstream is told about the client at `initialize`: the client's own name, version and capabilities. */
 export interface ClientDescription {
@@ -73,7 +92,7 @@ export async function initializeUpstream(
     if (!PROTOCOL_VERSION.test(protocolVersion)) throw protocolError(server.slug, 'a malformed protocol version');
     const established: UpstreamEndpoint = { ...endpoint, sessionId, protocolVersion };
     await postToUpstream(established, { jsonrpc: '2.0', method: 'notifications/initialized' }, { ...options, signal });
-    return { sessionId, protocolVersion };
+    return { sessionId, protocolVersion, address: upstreamAddressOf(server) };
   } catch (error) {
     throw upstreamFailure(server.slug, error, server.timeoutSeconds);
   }
@@ -130,7 +149,18 @@ export class UpstreamSessionOverrides {
   }
 }
 
-/** The upstream session to use now: a replacement known here, else the sealed one, else none (initialize first). */
-export function currentUpstreamSession(overrides: UpstreamSessionOverrides, session: McpSession, sessionKey: string, serverId: string): UpstreamSession | undefined {
-  return overrides.known(sessionKey, serverId) ?? session.upstreams[serverId];
+/** Whether the upstream session was opened at the server's current address. */
+export function openedAtCurrentAddress(upstream: UpstreamSession | undefined, server: RuntimeServer): upstream is UpstreamSession {
+  return upstream !== undefined && upstream.address === upstreamAddressOf(server);
+}
+
+/**
+ * The upstream session to use now: a replacement known here, else the sealed one, else none (initialize first).
+ * Only one opened at the server's current address counts (upstreamAddressOf).
+ */
+export function currentUpstreamSession(overrides: UpstreamSessionOverrides, session: McpSession, sessionKey: string, server: RuntimeServer): UpstreamSession | undefined {
+  const replacement = overrides.known(sessionKey, server.id);
+  if (openedAtCurrentAddress(replacement, server)) return replacement;
+  const sealed = session.upstreams[server.id];
+  return openedAtCurrentAddress(sealed, server) ? sealed : undefined;
 }

@@ -195,17 +195,24 @@ describeWith('redis', 'MCP gateway: a GET stream when its upstreams change or it
     const [alphaId] = gateway.serverIds as [string];
     const path = `/v1/teams/${gateway.teamSlug}/mcp-servers/${alphaId}`;
     const current = await gateway.owner.get(path);
+    const movedRequests = alphaMoved.requests.length;
     expect((await gateway.owner.patch(path, { url: alphaMoved.url }, { 'if-match': `"${current.body.data.revision}"` })).status).toBe(200);
 
     expect(await stream.finished).toBe('ended');
     await expectEventually(() => expect(openGets(alpha, alphaSession)).toHaveLength(0));
-    // The new address does not know the old upstream session (404): the relay opens one there and streams in it.
+    // The relay opens a session at the new address and streams in it.
     const movedGets = alphaMoved.gets.length;
     await expectReopenedWithout(gateway, session, betaSession, alpha);
     await expectEventually(() => {
       expect(alphaMoved.gets.length).toBeGreaterThan(movedGets);
       expect(openGets(alphaMoved)).toHaveLength(1);
     });
+    // Calls go there too, in that session: the session the old address issued is never sent to the new one.
+    expect(await callTool(gateway, session, 'alpha__echo', { text: 'moved' })).toContain(': moved');
+    const sent = alphaMoved.requests.slice(movedRequests);
+    expect(sent.filter((seen) => seen.method === 'POST').length).toBeGreaterThan(0);
+    expect(sent.map((seen) => seen.headers['mcp-session-id'])).not.toContain(alphaSession);
+    expect(new Set(sent.map((seen) => seen.headers['mcp-session-id']).filter(Boolean)).size).toBe(1);
   }, 60_000);
 
   it('keeps the stream, and says the lists changed, when only what is exposed changes', async () => {

@@ -58,6 +58,16 @@ interface World {
   foreign: { id: string; slug: string };
   /** A platform server (owned by the platform team). */
   platformServer: { id: string; slug: string };
+  /** A server of the team holding a credential stored through the team route (authValue). */
+  credentialed: { id: string; slug: string };
+  /** A server of the team whose headers a platform admin set (op 16), with no team credential. */
+  adminHeaders: { id: string; slug: string };
+  /** An archived team of the owner's (self_publish), with what it had made before: a discovered server, a gateway. */
+  archivedTeam: string;
+  archivedTeamId: string;
+  archivedServer: { id: string; slug: string };
+  archivedCap: string;
+  archivedGateway: { id: string; slug: string };
   approvedCap: string;
   unapprovedCap: string;
   goneCap: string;
@@ -87,6 +97,9 @@ interface BadCase {
 const NIL_UUID = '00000000-0000-4000-8000-000000000000';
 const UUID_SLUG = '6f1c2a52-8d8e-4c1e-9d7a-3b2a1c0d9e8f';
 const NUL = 'bad\u0000name';
+// Other origins than PUBLIC_URL's (https://1.1.1.1), each passing the address guard: another host, another port.
+const ANOTHER_HOST = 'https://1.0.0.1/mcp';
+const ANOTHER_PORT = 'https://1.1.1.1:8443/mcp';
 const long = (n: number) => 'x'.repeat(n);
 
 describe('catalog write routes: bad input gets the documented error and changes nothing', () => {
@@ -158,6 +171,12 @@ describe('catalog write routes: bad input gets the documented error and changes 
       [PLATFORM_TEAM, w.platformTeamId],
       [PLATFORM_TEAM, w.platformServer.id],
       [w.policyTeam, w.policyTeamId],
+      [w.team, w.credentialed.id],
+      [w.team, w.adminHeaders.id],
+      [w.archivedTeam, w.archivedTeamId],
+      [w.archivedTeam, w.archivedServer.id],
+      [w.archivedTeam, w.archivedCap],
+      [w.archivedTeam, w.archivedGateway.id],
     ];
     const out: Record<string, string[]> = {};
     for (const [team, targetId] of targets) {
@@ -189,6 +208,17 @@ describe('catalog write routes: bad input gets the documented error and changes 
       ['policy team publishing', admin, publishingPath(w.policyTeam)],
       ['policy team', admin, `/v1/teams/${w.policyTeam}`],
       ['platform team', admin, `/v1/teams/${PLATFORM_TEAM}`],
+      ['credentialed server', owner.client, serverPath(w.credentialed.id)],
+      ['credentialed server (admin view)', admin, adminServerPath(w.credentialed.id)],
+      ['admin headers server', owner.client, serverPath(w.adminHeaders.id)],
+      ['admin headers server (admin view)', admin, adminServerPath(w.adminHeaders.id)],
+      ['archived team servers', owner.client, `/v1/teams/${w.archivedTeam}/mcp-servers?limit=200`],
+      ['archived team gateways', owner.client, `/v1/teams/${w.archivedTeam}/gateways?limit=200`],
+      ['archived server', owner.client, serverPath(w.archivedServer.id, w.archivedTeam)],
+      ['archived server capabilities', owner.client, `${serverPath(w.archivedServer.id, w.archivedTeam)}/capabilities?includeGone=true`],
+      ['archived gateway', owner.client, gatewayPath(w.archivedGateway.id, w.archivedTeam)],
+      ['archived team publishing', admin, publishingPath(w.archivedTeam)],
+      ['archived team', admin, `/v1/teams/${w.archivedTeam}`],
     ];
     const answers = await Promise.all(reads.map(([, client, path]) => client.get(path)));
     const out: Record<string, unknown> = {
@@ -332,6 +362,26 @@ describe('catalog write routes: bad input gets the documented error and changes 
     w.otherGateway = await gateway(owner.client, w.team, {});
     w.foreignGateway = await gateway(outsider.client, w.otherTeam, {});
 
+    // Stored secrets, bound to PUBLIC_URL's origin: the team's credential on one server, a platform admin's headers on another.
+    w.credentialed = await registerServer(owner.client, w.team, { authHeaderName: 'X-Upstream-Key', authValue: 'Bearer stored-team-credential' });
+    w.adminHeaders = await registerServer(owner.client, w.team);
+    const headersEtag = (await admin.get(adminServerPath(w.adminHeaders.id))).headers.get('etag')!;
+    ok(await admin.patch(adminServerPath(w.adminHeaders.id), { headers: { 'X-Upstream-Key': 'platform-admin-header' } }, { 'if-match': headersEtag }), 'admin headers');
+
+    // Under self_publish, so that without the archive its owner's publish and approval would go through.
+    w.archivedTeam = await newTeam(admin, owner);
+    w.archivedTeamId = ok(await admin.get(`/v1/teams/${w.archivedTeam}`), 'archived team').id;
+    const overrideEtag = (await admin.get(publishingPath(w.archivedTeam))).headers.get('etag')!;
+    ok(await admin.put(publishingPath(w.archivedTeam), { override: 'self_publish' }, { 'if-match': overrideEtag }), 'archived team override');
+    const archivedServerId = await registerDiscoveredServer(owner.client, w.archivedTeam, upstream.url);
+    w.archivedServer = { id: archivedServerId, slug: ok(await owner.client.get(serverPath(archivedServerId, w.archivedTeam)), 'archived server').slug };
+    w.archivedCap = (await capabilitiesOf(owner.client, w.archivedTeam, archivedServerId)).get('tool:search')!.id;
+    w.archivedGateway = await gateway(owner.client, w.archivedTeam, { servers: [{ serverId: archivedServerId }] });
+    // Its catalog audit entries are in before it is archived: no marker can be made in it afterwards.
+    await catalogMarker(owner.client, w.archivedTeam);
+    const teamEtag = (await admin.get(`/v1/teams/${w.archivedTeam}`)).headers.get('etag')!;
+    ok(await admin.patch(`/v1/teams/${w.archivedTeam}`, { archived: true }, { 'if-match': teamEtag }), 'archive');
+
     // Barriers: setup's audit entries are all in before the baseline is read.
     await identityMarker();
     await catalogMarker(owner.client, w.team);
@@ -445,6 +495,20 @@ describe('catalog write routes: bad input gets the documented error and changes 
     { name: 'url empty', ...changeServer({ url: '' }, ...bad400(['url'])) },
     { name: 'url to a private network not allowed (422)', ...changeServer({ url: 'https://10.0.0.1/mcp' }, 422, 'address_not_allowed') },
     { name: 'url to the metadata address with a valid name (422, name kept)', ...changeServer({ name: 'Renamed', url: 'https://169.254.169.254/' }, 422, 'address_not_allowed') },
+    // A stored secret goes only to the origin it was given for (secret-origin.ts).
+    { name: 'url to another host, a credential stored, no authValue', ...changeServer({ url: ANOTHER_HOST }, ...bad400(['authValue'])), path: (x) => serverPath(x.credentialed.id) },
+    { name: 'url to another port, a credential stored, no authValue', ...changeServer({ url: ANOTHER_PORT }, ...bad400(['authValue'])), path: (x) => serverPath(x.credentialed.id) },
+    {
+      name: 'url to another host with a valid name and header name, a credential stored, no authValue (nothing applied)',
+      ...changeServer({ name: 'Moved', url: ANOTHER_HOST, authHeaderName: 'X-Other' }, ...bad400(['authValue'])),
+      path: (x) => serverPath(x.credentialed.id),
+    },
+    { name: "url to another host, a platform admin's headers stored (403)", ...changeServer({ url: ANOTHER_HOST }, 403, 'forbidden'), path: (x) => serverPath(x.adminHeaders.id) },
+    {
+      name: "url to another host with authValue, a platform admin's headers stored (403)",
+      ...changeServer({ url: ANOTHER_HOST, authValue: 'Bearer re-entered' }, 403, 'forbidden'),
+      path: (x) => serverPath(x.adminHeaders.id),
+    },
     { name: 'transport ws', ...changeServer({ transport: 'ws' }, ...bad400(['transport'])) },
     { name: 'timeoutSeconds -1', ...changeServer({ timeoutSeconds: -1 }, ...bad400(['timeoutSeconds'])) },
     { name: 'timeoutSeconds 1e9', ...changeServer({ timeoutSeconds: 1e9 }, ...bad400(['timeoutSeconds'])) },
@@ -570,6 +634,8 @@ describe('catalog write routes: bad input gets the documented error and changes 
   });
   const team16 = (x: World) => x.server.id;
   const plat16 = (x: World) => x.platformServer.id;
+  const headers16 = (x: World) => x.adminHeaders.id;
+  const credential16 = (x: World) => x.credentialed.id;
   const headers21 = Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`X-H${i}`, 'v']));
 
   table('PATCH /v1/admin/mcp-servers/{serverId} (op 16)', [
@@ -579,6 +645,11 @@ describe('catalog write routes: bad input gets the documented error and changes 
     { name: 'team server: accessMode direct (400 team_mcp_visibility)', ...op16(team16, { accessMode: 'direct' }, 400, 'team_mcp_visibility', ['accessMode']) },
     { name: 'team server: offered to another team (400 team_mcp_visibility)', ...op16(team16, undefined, 400, 'team_mcp_visibility', ['teams']), bodyOf: (x) => ({ teams: [x.otherTeam] }) },
     { name: 'team server: a valid name with visibility all (name kept)', ...op16(team16, { name: 'Renamed', visibility: 'all' }, 400, 'team_mcp_visibility', ['visibility']) },
+    // A stored secret goes only to the origin it was given for (secret-origin.ts).
+    { name: 'url to another host, headers stored, not given again', ...op16(headers16, { url: ANOTHER_HOST }, ...bad400(['headers'])) },
+    { name: 'url to another port with a valid name, headers stored, not given again (name kept)', ...op16(headers16, { name: 'Moved', url: ANOTHER_PORT }, ...bad400(['headers'])) },
+    { name: "url to another host, a team's credential stored", ...op16(credential16, { url: ANOTHER_HOST }, ...bad400(['url'])) },
+    { name: "url to another port with enabled false, a team's credential stored (neither applied)", ...op16(credential16, { url: ANOTHER_PORT, enabled: false }, ...bad400(['url'])) },
     { name: 'no If-Match (428)', ...op16(plat16, { name: 'New' }, 428, 'precondition_required'), ifMatch: undefined },
     { name: 'a stale If-Match (412)', ...op16(plat16, { name: 'New' }, 412, 'precondition_failed'), ifMatch: '"42"' },
     { name: 'If-Match * (400)', ...op16(plat16, { name: 'New' }, ...bad400(['If-Match'])), ifMatch: '*' },
@@ -762,6 +833,35 @@ describe('catalog write routes: bad input gets the documented error and changes 
     { name: 'a gateway id of 101 characters', ...deleteGateway(() => gatewayPath(long(101)), ...bad400(['gatewayId'])) },
     { name: 'a NUL in the gateway id', ...deleteGateway(() => gatewayPath('gw%00x'), ...bad400(['gatewayId'])) },
     { name: 'a body (the operation takes none)', ...deleteGateway((x) => gatewayPath(x.gateway.id), ...bad400(['body']), { confirm: true }) },
+  ]);
+
+  // ---------------------------------------------------------------------------------------------------------
+  // An archived team: every change it asks for, and op 13 for it (docs/catalog.md, Archived teams)
+  // ---------------------------------------------------------------------------------------------------------
+
+  const archived = (method: Method, path: (x: World) => string, body?: unknown, ifMatch?: string): Omit<BadCase, 'name'> => ({
+    method,
+    path,
+    body,
+    ...(ifMatch ? { ifMatch } : {}),
+    status: 409,
+    code: 'team_archived',
+  });
+  const archivedServerPath = (x: World) => serverPath(x.archivedServer.id, x.archivedTeam);
+  const archivedGatewayPath = (x: World) => gatewayPath(x.archivedGateway.id, x.archivedTeam);
+
+  // Each is a request its team could make were it not archived (self_publish, current revisions).
+  table('An archived team (409 team_archived)', [
+    { name: 'register a server', ...archived('POST', (x) => `/v1/teams/${x.archivedTeam}/mcp-servers`, valid()) },
+    { name: 'change a server', ...archived('PATCH', archivedServerPath, { name: 'Renamed' }, 'current') },
+    { name: 'refresh a server (the upstream is not asked)', ...archived('POST', (x) => `${archivedServerPath(x)}/refresh`) },
+    { name: 'publish a server', ...archived('POST', (x) => `${archivedServerPath(x)}/publish`, { note: 'please' }) },
+    { name: 'approve a capability (op 8, team route)', ...archived('PUT', (x) => `${archivedServerPath(x)}/capabilities/${x.archivedCap}/approval`) },
+    { name: 'delete a server', ...archived('DELETE', archivedServerPath) },
+    { name: 'create a gateway', ...archived('POST', (x) => `/v1/teams/${x.archivedTeam}/gateways`, gw()) },
+    { name: 'change a gateway', ...archived('PATCH', archivedGatewayPath, { name: 'Renamed' }, 'current') },
+    { name: 'delete a gateway', ...archived('DELETE', archivedGatewayPath) },
+    { name: 'a publishing override (op 13)', as: 'admin', ...archived('PUT', (x) => publishingPath(x.archivedTeam), { override: 'approval_required' }, 'current') },
   ]);
 
   // ---------------------------------------------------------------------------------------------------------

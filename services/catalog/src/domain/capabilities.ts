@@ -8,11 +8,12 @@ import { findTeamMcpServer } from '../store/mcp-servers-store';
 import { sameUpstreamConnection } from '../store/upstream-connection';
 import { finishRefreshRound, releaseRefreshLease, takeRefreshLease } from '../store/refresh-store';
 import { capabilityPage } from './capability-pages';
-import { discoverCapabilities, DiscoveryError, type DiscoveredCapability, type DiscoveryTarget } from './discovery';
+import { discoverCapabilities, DiscoveryError, type DiscoveredCapability } from './discovery';
 import { UUID } from './gateway-rules';
 import { writableTeam } from './publish-policy';
 import { announceServerExposureChange, refreshChangesExposure } from './refresh-exposure';
 import { upstreamErrorForLog } from './upstream-error-log';
+import type { DiscoveryTarget } from './upstream-exchange';
 import { upstreamHeadersOf } from './upstream-headers';
 
 const NOT_FOUND = () => AppError.notFound('MCP server');

@@ -1,15 +1,14 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
-import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError, PromptSchema, ResourceSchema, ResourceTemplateSchema, ToolSchema, type ClientRequest } from '@modelcontextprotocol/sdk/types.js';
-import { AddressNotAllowedError, storableJson, type ParsedCidr } from '@platform/runtime';
+import { AddressNotAllowedError, storableJson } from '@platform/runtime';
 import { z } from 'zod';
 import { fingerprintOf } from './fingerprint';
-import { raced, upstreamClient } from './upstream-client';
-import { guardedFetchFor, inMiB, MAX_DISCOVERY_BYTES, MAX_HANDSHAKE_BYTES } from './upstream-fetch';
-import { holdsMoreValuesThan, MAX_VALIDATED_VALUES, valueBoundedTransport } from './upstream-messages';
+import { raced } from './upstream-client';
+import { upstreamExchange, type DiscoveryTarget } from './upstream-exchange';
+import { inMiB, MAX_DISCOVERY_BYTES } from './upstream-fetch';
+import { holdsMoreValuesThan, MAX_VALIDATED_VALUES } from './upstream-messages';
 
 export type CapabilityKind = 'tool' | 'resource' | 'resource_template' | 'prompt';
 
@@ -82,16 +81,6 @@ function assertNameStorable(kind: CapabilityKind, name: string): void {
   throw refused(`it lists a ${NAME_LABELS[kind]} of ${count(name.length)} characters (${count(bytes)} bytes); the platform takes names of at most ${count(MAX_NAME_CHARS)} characters and ${count(MAX_NAME_BYTES)} bytes`);
 }
 
-/** What discovery needs of a server: where it is, how to talk to it, and its credential already decrypted. */
-export interface DiscoveryTarget {
-  url: string;
-  transport: string;
-  /** Static headers (the credential among them), already unsealed. */
-  headers: Record<string, string>;
-  timeoutSeconds: number;
-  allowedNetworks: readonly ParsedCidr[];
-}
-
 /** Why discovery failed, as a class safe to store and show: never the upstream's words or a credential. */
 export type DiscoveryErrorClass = 'timeout' | 'connection_refused' | 'address_not_allowed' | 'http_error' | 'protocol_error' | 'unreachable';
 
@@ -115,13 +104,6 @@ export const MAX_CAPABILITIES_PER_SERVER = 10_000;
 
 function refused(refusal: string): DiscoveryError {
   return new DiscoveryError('protocol_error', new Error(refusal), refusal);
-}
-
-export function transportFor(target: DiscoveryTarget, fetch: (url: string | URL, init?: RequestInit) => Promise<Response>): Transport {
-  const url = new URL(target.url);
-  const requestInit: RequestInit = { headers: target.headers };
-  if (target.transport === 'sse') return new SSEClientTransport(url, { requestInit, fetch });
-  return new StreamableHTTPClientTransport(url, { requestInit, fetch, reconnectionOptions: { maxRetries: 0, initialReconnectionDelay: 1000, maxReconnectionDelay: 1000, reconnectionDelayGrowFactor: 1 } });
 }
 
 /** Each kind's list method, where its answer holds the items, and the SDK's schema of one item. */
@@ -188,12 +170,8 @@ export function classify(error: unknown): DiscoveryErrorClass {
  * either, the client is closed, which ends its connections. Throws DiscoveryError with a class on any failure.
  */
 export async function discoverCapabilities(target: DiscoveryTarget, signal?: AbortSignal): Promise<DiscoveredCapability[]> {
-  const timeout = target.timeoutSeconds * 1000;
-  const guarded = guardedFetchFor(target.allowedNetworks, timeout, MAX_HANDSHAKE_BYTES);
-  const bounded = valueBoundedTransport(transportFor(target, guarded.fetch));
-  const client = upstreamClient('platform-catalog');
-  const stop = AbortSignal.any([...(signal ? [signal] : []), guarded.overflowed, bounded.refused]);
-  const options = { timeout, maxTotalTimeout: timeout, signal: stop };
+  const exchange = upstreamExchange(target, 'platform-catalog', signal ? [signal] : []);
+  const { timeout, guarded, bounded, client, stop, options } = exchange;
   const discover = async () => {
     const connecting = AbortSignal.any([stop, AbortSignal.timeout(timeout)]);
     await raced(client.connect(bounded.transport, { ...options, signal: connecting }), connecting);
@@ -219,8 +197,7 @@ export async function discoverCapabilities(target: DiscoveryTarget, signal?: Abo
     // A deadline (the connection's, or the caller's overall one) is a timeout too; any other abort is the caller stopping.
     throw new DiscoveryError(classify(error), error);
   } finally {
-    await client.close().catch(() => undefined);
-    await guarded.close().catch(() => undefined);
+    await exchange.close();
   }
 }
 

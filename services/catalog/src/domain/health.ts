@@ -6,10 +6,9 @@ import type { CatalogDeps } from '../deps';
 import { writeHealthEvent } from '../events/health-events';
 import { recordHealth, type HealthOutcome } from '../store/health-store';
 import type { McpServerRow } from '../store/mcp-servers-mappers';
-import { classify, transportFor, type DiscoveryTarget } from './discovery';
-import { raced, upstreamClient } from './upstream-client';
-import { guardedFetchFor, MAX_HANDSHAKE_BYTES } from './upstream-fetch';
-import { valueBoundedTransport } from './upstream-messages';
+import { classify } from './discovery';
+import { raced } from './upstream-client';
+import { upstreamExchange, type DiscoveryTarget } from './upstream-exchange';
 import { upstreamHeadersOf } from './upstream-headers';
 
 export type HealthDeps = Pick<CatalogDeps, 'db' | 'logger' | 'config' | 'secrets'>;
@@ -32,13 +31,9 @@ function refusedCredentials(error: unknown): number | null {
  * (shutdown): then nothing was learnt.
  */
 export async function probeUpstream(target: DiscoveryTarget, signal: AbortSignal): Promise<HealthOutcome | null> {
-  const timeout = target.timeoutSeconds * 1000;
-  const deadline = AbortSignal.timeout(timeout);
-  const guarded = guardedFetchFor(target.allowedNetworks, timeout, MAX_HANDSHAKE_BYTES);
-  const bounded = valueBoundedTransport(transportFor(target, guarded.fetch));
-  const stop = AbortSignal.any([signal, deadline, guarded.overflowed, bounded.refused]);
-  const options = { timeout, maxTotalTimeout: timeout, signal: stop };
-  const client = upstreamClient('platform-catalog-health');
+  const deadline = AbortSignal.timeout(target.timeoutSeconds * 1000);
+  const exchange = upstreamExchange(target, 'platform-catalog-health', [signal, deadline]);
+  const { guarded, bounded, client, stop, options } = exchange;
   const check = async () => {
     await client.connect(bounded.transport, options);
     const started = performance.now();
@@ -55,8 +50,7 @@ export async function probeUpstream(target: DiscoveryTarget, signal: AbortSignal
     const message = refused ? `The MCP server refused the credentials (HTTP ${refused})` : `The MCP server could not be reached: ${errorClass}`;
     return { status: 'unhealthy', latencyMs: null, errorClass, signInRequired: refused !== null, message };
   } finally {
-    await client.close().catch(() => undefined);
-    await guarded.close().catch(() => undefined);
+    await exchange.close();
   }
 }
 

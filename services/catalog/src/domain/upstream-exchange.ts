@@ -1,0 +1,67 @@
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { ParsedCidr } from '@platform/runtime';
+import { upstreamClient } from './upstream-client';
+import { guardedFetchFor, MAX_HANDSHAKE_BYTES, type GuardedFetch } from './upstream-fetch';
+import { valueBoundedTransport, type BoundedTransport } from './upstream-messages';
+
+/** What discovery and a health check need of a server: where it is, how to talk to it, and its credential already decrypted. */
+export interface DiscoveryTarget {
+  url: string;
+  transport: string;
+  /** Static headers (the credential among them), already unsealed. */
+  headers: Record<string, string>;
+  timeoutSeconds: number;
+  allowedNetworks: readonly ParsedCidr[];
+}
+
+export function transportFor(target: DiscoveryTarget, fetch: (url: string | URL, init?: RequestInit) => Promise<Response>): Transport {
+  const url = new URL(target.url);
+  const requestInit: RequestInit = { headers: target.headers };
+  if (target.transport === 'sse') return new SSEClientTransport(url, { requestInit, fetch });
+  return new StreamableHTTPClientTransport(url, { requestInit, fetch, reconnectionOptions: { maxRetries: 0, initialReconnectionDelay: 1000, maxReconnectionDelay: 1000, reconnectionDelayGrowFactor: 1 } });
+}
+
+/** One exchange with an upstream, not yet connected: the SDK client, what bounds it, and how to end it. */
+export interface UpstreamExchange {
+  /** The server's timeout, in ms. */
+  timeout: number;
+  guarded: GuardedFetch;
+  bounded: BoundedTransport;
+  client: Client;
+  /** Aborted by any of the caller's stops, or once the upstream sent too many bytes or a message of too many values. */
+  stop: AbortSignal;
+  /** Each request within the server's timeout, and stopped by `stop`. */
+  options: RequestOptions;
+  /** Closes the client and destroys its connections, whatever is in flight; never throws. */
+  close(): Promise<void>;
+}
+
+/**
+ * The exchange discovery and a health check each have with an upstream: the guarded fetch (reading at most
+ * MAX_HANDSHAKE_BYTES until the caller allows more), each message bounded in values, the SDK client named
+ * `clientName`. The caller races its work against `stop` (upstream-client.ts, `raced`) and closes the exchange once
+ * that settles.
+ */
+export function upstreamExchange(target: DiscoveryTarget, clientName: string, stops: readonly AbortSignal[]): UpstreamExchange {
+  const timeout = target.timeoutSeconds * 1000;
+  const guarded = guardedFetchFor(target.allowedNetworks, timeout, MAX_HANDSHAKE_BYTES);
+  const bounded = valueBoundedTransport(transportFor(target, guarded.fetch));
+  const client = upstreamClient(clientName);
+  const stop = AbortSignal.any([...stops, guarded.overflowed, bounded.refused]);
+  return {
+    timeout,
+    guarded,
+    bounded,
+    client,
+    stop,
+    options: { timeout, maxTotalTimeout: timeout, signal: stop },
+    async close() {
+      await client.close().catch(() => undefined);
+      await guarded.close().catch(() => undefined);
+    },
+  };
+}

@@ -1,5 +1,6 @@
 export * from './infra';
 export * from './tracing';
+export * from './metrics';
 export * from './openapi';
 export * from './logging';
 export * from './platform';

@@ -4,6 +4,7 @@ import { sliceCodePoints } from '@platform/runtime';
 import { requestIdOf } from '../request-id';
 import type { McpPrincipal } from '../oauth/resource-server';
 import { isoTimestamp, principalOf, targetOf } from './call-context';
+import { countMcpCall } from './call-metrics';
 import { capUtf8 } from './call-payload';
 import type { McpCallEvent } from './call-record';
 import { BatchMemberReply, ClientReply, STREAM_HEADERS } from './client-reply';
@@ -299,6 +300,8 @@ function record(plane: DataPlane, ctx: Pick<CallContext, 'principal' | 'resolved
   const gateway = ctx.resolved.exposure.runtime.gateway!;
   const request = call.capture !== undefined ? capUtf8(call.capture) : undefined;
   const response = call.capture !== undefined ? capUtf8(call.reply.lastMessage) : undefined;
+  const elapsedMs = Number(process.hrtime.bigint() - call.started) / 1e6;
+  countMcpCall(call.method, call.outcome, call.errorClass, elapsedMs / 1000);
   plane.recorder.record({
     teamId: gateway.teamId,
     occurredAt: isoTimestamp(),
@@ -310,7 +313,7 @@ function record(plane: DataPlane, ctx: Pick<CallContext, 'principal' | 'resolved
     clientName: ctx.session.clientName,
     outcome: call.outcome,
     errorClass: call.errorClass,
-    latencyMs: Math.round(Number(process.hrtime.bigint() - call.started) / 1e6),
+    latencyMs: Math.round(elapsedMs),
     requestBytes: call.requestBytes,
     responseBytes: call.reply.bytes,
     requestId: requestIdOf(res),

@@ -11,6 +11,7 @@ import {
   gatewayUser,
   infraUrl,
   killRedisConnections,
+  metricSum,
   publishedMcpServer,
   setGatewayServers,
   startEdgeReplica,
@@ -63,17 +64,7 @@ describeWith('redis', 'MCP gateway: catalog changes on a replica whose announcem
   });
 
   /** A sample of replica B's catalog generation metrics (its /metrics), e.g. `followed()` is 1 while it follows it in memory. */
-  const catalogMetric = async (name: string, labels: Record<string, string> = {}): Promise<number> => {
-    const text = await (await fetch(replica.opsUrl('/metrics'))).text();
-    const wanted = { generation: 'catalog', ...labels };
-    for (const line of text.split('\n')) {
-      const sample = /^(\w+)\{([^}]*)\} (\S+)$/.exec(line);
-      if (!sample || sample[1] !== name) continue;
-      const found = Object.fromEntries([...sample[2]!.matchAll(/(\w+)="([^"]*)"/g)].map((label) => [label[1], label[2]]));
-      if (Object.entries(wanted).every(([key, value]) => found[key] === value)) return Number(sample[3]);
-    }
-    return 0;
-  };
+  const catalogMetric = (name: string, labels: Record<string, string> = {}) => metricSum(replica.opsUrl('/metrics'), name, { generation: 'catalog', ...labels });
   const stalls = () => catalogMetric('platform_shared_generation_lapses_total', { reason: 'stalled' });
   const followed = () => catalogMetric('platform_shared_generation_followed');
 

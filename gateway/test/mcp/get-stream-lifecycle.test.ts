@@ -10,6 +10,7 @@ import {
   gatewayFronting,
   infraUrl,
   memoryLogger,
+  metricSum,
   postMcp,
   readToEnd,
   startMcpUpstream,
@@ -97,12 +98,8 @@ describeWith('redis', 'the client GET stream over its life', () => {
   }
 
   /** How many GETs of /mcp/{slug} the edge saw end because the client went away first (status 499 in its metric). */
-  async function abandonedGets(): Promise<number> {
-    const text = await (await fetch(platform.opsUrl('/metrics'))).text();
-    return text
-      .split('\n')
-      .filter((line) => line.startsWith('platform_http_request_duration_seconds_count{') && line.includes('method="GET"') && line.includes('route="/mcp/{slug}"') && line.includes('status="499"'))
-      .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
+  function abandonedGets(): Promise<number> {
+    return metricSum(platform.opsUrl('/metrics'), 'platform_http_request_duration_seconds_count', { method: 'GET', route: '/mcp/{slug}', status: '499' });
   }
 
   const openGetsOf = (upstreamSession: string) => upstream.gets.filter((get) => get.sessionId === upstreamSession && get.open);

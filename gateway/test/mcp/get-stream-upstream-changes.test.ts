@@ -3,6 +3,7 @@ import {
   describeWith,
   expectEventually,
   gatewayFronting,
+  metricSum,
   postMcp,
   rawMcpSession,
   setGatewayServers,
@@ -254,13 +255,7 @@ describeWith('redis', 'MCP gateway: a GET stream when its upstreams change or it
     // On the other replica (its own process, its own metrics): a stream listens for catalog changes once its answer began.
     const open = await Promise.all(sessions.map((session) => openStream(gateway, session, replica.url)));
     expect(open.map((stream) => stream.status)).toEqual(sessions.map(() => 200));
-    const lookups = async () => {
-      const text = await (await fetch(replica.opsUrl('/metrics'))).text();
-      return text
-        .split('\n')
-        .filter((line) => line.startsWith('platform_grpc_client_duration_seconds_count{') && /method="ResolveGateway"/i.test(line))
-        .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
-    };
+    const lookups = () => metricSum(replica.opsUrl('/metrics'), 'platform_grpc_client_duration_seconds_count', { method: 'ResolveGateway' });
     const before = await lookups();
 
     const [alphaId, betaId] = gateway.serverIds as [string, string];

@@ -61,6 +61,18 @@ export const callRecordsDropped = new Counter({
   registers: [metricsRegistry],
 });
 
+/**
+ * Labels: method (a known MCP method or `other`), outcome, error_class (gateway/src/mcp/call-metrics.ts bounds them).
+ * Its `_count` is the calls' counter. From the request's arrival to its answer, upstream time included.
+ */
+export const mcpCallDuration = new RequestDurationHistogram({
+  name: 'platform_mcp_call_duration_seconds',
+  help: 'Requests served through MCP gateways (/mcp/{slug}), from arrival to answer (upstream time included), by MCP method, outcome and error class, as their call records say.',
+  labelNames: ['method', 'outcome', 'error_class'],
+  buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+  registers: [metricsRegistry],
+});
+
 export const sharedGenerationFollowed = new Gauge({
   name: 'platform_shared_generation_followed',
   help: 'Per shared generation (auth, catalog): 1 while this process follows it in memory (its subscription live and delivering), 0 while it reads it from the cache at every request.',

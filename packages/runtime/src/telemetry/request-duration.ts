@@ -1,7 +1,7 @@
 import type { Metric, Registry } from 'prom-client';
 
 interface Series {
-  labels: { method: string; route: string; status: string };
+  labels: Record<string, string>;
   /** Observations per bucket (not cumulative); the last counts those above every bound. */
   perBucket: Float64Array;
   sum: number;
@@ -22,11 +22,14 @@ export interface RequestDurationOptions {
   help: string;
   buckets: readonly number[];
   registers: Registry[];
+  /** The three labels' names, in the order `observe` takes their values (default method, route, status). */
+  labelNames?: readonly [string, string, string];
 }
 
 /**
- * The edge's request-duration histogram: one observation per HTTP request, by method, route template and status.
- * prom-client's Histogram turns the label object into a string key and looks it up in a dictionary on every
+ * A histogram of three labels for what is observed once per request: the edge's request durations (by method, route
+ * template and status) and the MCP gateway's calls (by MCP method, outcome and error class). prom-client's Histogram
+ * (and a child from its `labels`) turns the label object into a string key and looks it up in a dictionary on every
  * observation; on the gateway's data plane that cost about 2 % of the edge's CPU per call (docs/performance.md, "what a
  * call's bookkeeping costs"). This one finds its series through maps of the label values, with nothing made per
  * observation, and gives the registry its values in the shape prom-client's Histogram does, so /metrics shows the
@@ -38,8 +41,9 @@ export class RequestDurationHistogram {
   readonly type = 'histogram';
   readonly aggregator = 'sum';
   private readonly bounds: readonly number[];
-  /** method → route → status → series. */
-  private byMethod = new Map<string, Map<string, Map<number, Series>>>();
+  private readonly labelNames: readonly [string, string, string];
+  /** first label's value → second's → third's → series. */
+  private byFirst = new Map<string, Map<string, Map<string | number, Series>>>();
   /** The series in the order they were first observed (the order of the exposition). */
   private ordered: Series[] = [];
 
@@ -47,19 +51,23 @@ export class RequestDurationHistogram {
     this.name = options.name;
     this.help = options.help;
     this.bounds = [...options.buckets].sort((a, b) => a - b);
+    this.labelNames = options.labelNames ?? ['method', 'route', 'status'];
     for (const registry of options.registers) registry.registerMetric(this as unknown as Metric);
   }
 
-  observe(method: string, route: string, status: number, seconds: number): void {
+  /** One observation of `seconds` under the three labels' values (for the edge: method, route, status). */
+  observe(first: string, second: string, third: string | number, seconds: number): void {
     if (!Number.isFinite(seconds)) return;
-    let byRoute = this.byMethod.get(method);
-    if (!byRoute) this.byMethod.set(method, (byRoute = new Map()));
-    let byStatus = byRoute.get(route);
-    if (!byStatus) byRoute.set(route, (byStatus = new Map()));
-    let series = byStatus.get(status);
+    let bySecond = this.byFirst.get(first);
+    if (!bySecond) this.byFirst.set(first, (bySecond = new Map()));
+    let byThird = bySecond.get(second);
+    if (!byThird) bySecond.set(second, (byThird = new Map()));
+    let series = byThird.get(third);
     if (!series) {
-      series = { labels: { method, route, status: String(status) }, perBucket: new Float64Array(this.bounds.length + 1), sum: 0, count: 0 };
-      byStatus.set(status, series);
+      const [firstName, secondName, thirdName] = this.labelNames;
+      const labels = { [firstName]: first, [secondName]: second, [thirdName]: String(third) };
+      series = { labels, perBucket: new Float64Array(this.bounds.length + 1), sum: 0, count: 0 };
+      byThird.set(third, series);
       this.ordered.push(series);
     }
     let bucket = 0;
@@ -70,7 +78,7 @@ export class RequestDurationHistogram {
   }
 
   reset(): void {
-    this.byMethod = new Map();
+    this.byFirst = new Map();
     this.ordered = [];
   }
 

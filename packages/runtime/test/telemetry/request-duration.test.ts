@@ -34,6 +34,27 @@ describe('RequestDurationHistogram', () => {
     expect(await ours.metrics()).toBe(expected);
   });
 
+  it('takes other label names, for the same text as prom-client gives with them', async () => {
+    const labelNames = ['method', 'outcome', 'error_class'] as const;
+    const theirs = new Registry();
+    const reference = new Histogram({ name: 'c_seconds', help: 'Calls.', labelNames, buckets: BUCKETS, registers: [theirs] });
+    const ours = new Registry();
+    const histogram = new RequestDurationHistogram({ name: 'c_seconds', help: 'Calls.', labelNames, buckets: BUCKETS, registers: [ours] });
+    const calls: Array<[string, string, string, number]> = [
+      ['tools/call', 'ok', '', 0.002],
+      ['tools/call', 'error', 'tool_error', 0.01],
+      ['other', 'error', 'method_not_found', 0.0001],
+      ['tools/call', 'ok', '', 3],
+    ];
+    for (const [method, outcome, errorClass, seconds] of calls) {
+      reference.observe({ method, outcome, error_class: errorClass }, seconds);
+      histogram.observe(method, outcome, errorClass, seconds);
+    }
+    const expected = await theirs.metrics();
+    expect(expected).toContain('c_seconds_count{method="tools/call",outcome="ok",error_class=""} 2');
+    expect(await ours.metrics()).toBe(expected);
+  });
+
   it('gives the same JSON form, and starts afresh when reset', async () => {
     const { theirs, ours, histogram } = both();
     expect(await ours.getMetricsAsJSON()).toEqual(await theirs.getMetricsAsJSON());

@@ -1,11 +1,14 @@
 import type { GatewayRuntime } from '@platform/proto/gen/platform/catalog/v1/catalog';
 import type { ServiceClients } from '@platform/runtime';
-import { adminClient, grpcClients, newPerson, newTeam, startTestPlatform, unique, type ApiClient, type TestPerson, type TestPlatform } from '@platform/test';
+import { adminClient, grpcClients, memoryLogger, newPerson, newTeam, startTestPlatform, unique, type ApiClient, type TestPerson, type TestPlatform } from '@platform/test';
 import { approveAll, publish, refreshServer, registerServer } from './catalog-setup';
 import { startUpstream, type Upstream } from './upstream';
 
 const CREDENTIAL = 'resolve-gateway-upstream-credential-9876';
 const PLATFORM_SECRET = 'resolve-gateway-platform-header-5432';
+/** The characters of each colliding name the resolve's log line shows (src/domain/gateway-runtime.ts). */
+const LOGGED_NAME_CHARS = 200;
+const COLLISION_LINE = 'gateway leaves out capabilities whose names another server holds';
 
 /** Exposed names of a resolved server, as `kind:exposedName`. */
 const exposed = (runtime: GatewayRuntime, serverId: string) =>
@@ -13,9 +16,12 @@ const exposed = (runtime: GatewayRuntime, serverId: string) =>
 
 /**
  * ResolveGateway over gRPC, as the /mcp data plane asks it: the gateway's servers in its team's catalog now, in
- * order, with unsealed headers and only approved, unchanged, present capabilities under their exposed names.
+ * order, with unsealed headers and only approved, unchanged, present capabilities under their exposed names. The names a
+ * run-time collision hides are logged, each cut, so a resolve cannot write lines of megabytes.
  */
 describe('ResolveGateway', () => {
+  // The platform's log, for the line a run-time collision writes.
+  const log = memoryLogger('platform');
   let platform: TestPlatform;
   let clients: ServiceClients;
   let admin: ApiClient;
@@ -38,7 +44,7 @@ describe('ResolveGateway', () => {
   };
 
   beforeAll(async () => {
-    platform = await startTestPlatform({ env: { ALLOWED_INTERNAL_NETWORKS: '127.0.0.0/8' } });
+    platform = await startTestPlatform({ env: { ALLOWED_INTERNAL_NETWORKS: '127.0.0.0/8' }, logger: log.logger });
     clients = grpcClients(platform);
     admin = await adminClient(platform);
     owner = await newPerson(platform, admin, 'owner');
@@ -128,6 +134,28 @@ describe('ResolveGateway', () => {
       Object.assign(upB.offer, original);
       await refreshServer(owner, team, b.id);
     }
+  });
+
+  it('logs the names a run-time collision hides, each cut (names come from upstreams, of any length)', async () => {
+    // A resource's exposed name is its URI, as long as the upstream makes it.
+    const longUri = `docs://shared/${'n'.repeat(1_000)}`;
+    const upFirst = await start({ resources: [longUri] });
+    const upLater = await start({ tools: { other: 'Other' } });
+    const first = await registerServer(owner, team, upFirst);
+    const later = await registerServer(owner, team, upLater);
+    await publish(owner, admin, team, first.id);
+    await publish(owner, admin, team, later.id);
+    const gateway = await createGateway([{ serverId: first.id }, { serverId: later.id }]);
+
+    // The later server gains the same URI, approved after the first's: at run time it collides and is left out.
+    upLater.offer.resources = [longUri];
+    await refreshServer(owner, team, later.id);
+    await approveAll(owner, admin, team, later.id);
+    const runtime = await clients.catalog.resolveGateway({ slug: gateway.slug });
+    expect(runtime.servers.find((server) => server.id === later.id)!.capabilities.map((c) => c.exposedName)).toEqual([`${later.slug}__other`]);
+
+    const line = log.lines.find((each) => each.msg === COLLISION_LINE && each.gateway === gateway.slug);
+    expect(line).toMatchObject({ count: 1, hidden: [`resource URI '${longUri}'`.slice(0, LOGGED_NAME_CHARS)] });
   });
 
   it('includes a platform server only while it is offered to the gateway\'s team, with its further headers unsealed', async () => {

@@ -1,4 +1,5 @@
 import type { Cache, Database, Logger, PlatformConfig, Secrets, ServiceClients } from '@platform/runtime';
+import type { DiscoverySlots } from './domain/discovery-slots';
 
 /** What the catalog service's domain and store functions work with. */
 export interface CatalogDeps {
@@ -10,6 +11,8 @@ export interface CatalogDeps {
   secrets: Secrets;
   /** Other services over gRPC: people, teams and memberships are identity's, asked through `clients.identity`. */
   clients: ServiceClients;
+  /** How many discoveries this process runs at once, in all and per team (discovery-slots.ts). */
+  discoverySlots: DiscoverySlots;
 }
 
 /** The schema this service owns; every SQL statement names it. */

@@ -3,6 +3,7 @@ import { defineService } from '@platform/runtime';
 import { CatalogServiceService } from '@platform/proto/gen/platform/catalog/v1/catalog';
 import type { CatalogDeps } from './deps';
 import { callRecordRetention } from './domain/call-retention';
+import { DiscoverySlots } from './domain/discovery-slots';
 import { healthChecker } from './domain/health-checker';
 import { scheduledRefresh } from './domain/scheduled-refresh';
 import { callRecordsConsumer } from './events/call-records-consumer';
@@ -21,6 +22,7 @@ export const catalogService = defineService({
       config: context.config,
       secrets: context.secrets,
       clients: context.clients,
+      discoverySlots: new DiscoverySlots(),
     };
     // Health checks, scheduled re-discovery and call-record retention (src/domain); each null when turned off.
     const background = [healthChecker(deps), scheduledRefresh(deps), callRecordRetention(deps)].filter((task) => task !== null);

@@ -9,6 +9,7 @@ import { sameUpstreamConnection } from '../store/upstream-connection';
 import { finishRefreshRound, releaseRefreshLease, takeRefreshLease } from '../store/refresh-store';
 import { capabilityPage } from './capability-pages';
 import { discoverCapabilities, DiscoveryError, type DiscoveredCapability } from './discovery';
+import { DiscoverySlotWaitEnded } from './discovery-slots';
 import { UUID } from './gateway-rules';
 import { writableTeam } from './publish-policy';
 import { announceServerExposureChange, refreshChangesExposure } from './refresh-exposure';
@@ -166,10 +167,17 @@ async function discoverAndStore(
   signal: AbortSignal | undefined,
 ): Promise<ListCapabilitiesResponse | null> {
   const deadline = AbortSignal.timeout(discoveryBudgetSeconds(server) * 1000);
+  const stop = signal ? AbortSignal.any([signal, deadline]) : deadline;
   let found: DiscoveredCapability[];
   try {
-    found = await discoverCapabilities(targetOf(deps, server), signal ? AbortSignal.any([signal, deadline]) : deadline);
+    // The wait for a slot counts against the budget: the caller's answer is bounded either way.
+    found = await deps.discoverySlots.run(server.team_id, stop, () => discoverCapabilities(targetOf(deps, server), stop));
   } catch (error) {
+    // Nothing was asked of the upstream: nothing learnt about it, so nothing recorded on the server.
+    if (error instanceof DiscoverySlotWaitEnded) {
+      if (signal?.aborted) throw new AppError('unavailable', 'The refresh was stopped');
+      throw new AppError('unavailable', "The catalog is busy discovering other servers (of this team, or as many as it runs at once); the server's capabilities are unchanged; try again later");
+    }
     if (!(error instanceof DiscoveryError)) throw error;
     // Stopped by the caller (shutdown): nothing was learnt about the upstream.
     if (signal?.aborted) throw new AppError('unavailable', 'The refresh was stopped');

@@ -19,7 +19,8 @@ interface Entry {
  * loaded under is current (runtime catalog-generation.ts: followed in memory while its subscription is live, else
  * read from the cache), so a change the catalog makes (a capability hidden, a server disabled) takes effect at the
  * next request on every replica, a lost announcement included. An announcement naming gateways drops just those;
- * `ttlMs` bounds how long an unused entry is kept. When the generation cannot be learnt (the cache unreachable and
+ * an entry is used for at most `ttlMs` after it was loaded and dropped by the sweep after that, so a replica keeps
+ * only the gateways it served lately (each holds its servers' unsealed headers and capability lists). When the generation cannot be learnt (the cache unreachable and
  * the subscription down) every request asks the catalog. Concurrent misses under one generation, with no announcement
  * in between, share one catalog call (so do the re-checks of a gateway's open GET streams after a change). Listeners
  * hear which gateways an announcement names (the data plane re-checks and tells connected clients), and hear "every
@@ -37,6 +38,7 @@ export class GatewayExposures {
   private readonly stopHearing: () => void;
   /** Bumped by every announcement, so a load that raced a change is not kept. */
   private epoch = 0;
+  private readonly sweeper: NodeJS.Timeout;
 
   constructor(
     private readonly clients: ServiceClients,
@@ -51,10 +53,23 @@ export class GatewayExposures {
       this.generation.onResumed(() => this.forget([])),
     ];
     this.stopHearing = () => stops.forEach((stop) => stop());
+    this.sweeper = setInterval(() => this.dropExpired(), ttlMs);
+    this.sweeper.unref();
   }
 
   close(): void {
+    clearInterval(this.sweeper);
     this.stopHearing();
+  }
+
+  /** How many gateways this replica remembers. */
+  get size(): number {
+    return this.entries.size;
+  }
+
+  private dropExpired(): void {
+    const now = Date.now();
+    for (const [slug, entry] of this.entries) if (entry.expiresAt <= now) this.entries.delete(slug);
   }
 
   onChange(listener: (gatewayIds: string[]) => void): () => void {

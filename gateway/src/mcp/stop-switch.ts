@@ -2,8 +2,8 @@
  * Stops one forwarded exchange early: its timeout, the client's cancellation, the client going away. The data plane's
  * hot path uses this instead of an AbortController because Node 20 spends about 4 µs building an AbortSignal (and
  * 5 µs with a listener added and removed), more than any other piece of a call's bookkeeping (docs/performance.md,
- * "what a call's bookkeeping costs"). A real AbortSignal is made only for code that needs one (a legacy SSE upstream),
- * on first use.
+ * "what a call's bookkeeping costs"). A real AbortSignal is made only for code that takes one (a legacy SSE upstream,
+ * the GET that resumes an answer stream), on first use.
  */
 export class StopSwitch {
   /** Named as AbortSignal's fields, so code reads either kind the same way. */

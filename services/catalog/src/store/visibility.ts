@@ -13,7 +13,7 @@ export interface TeamAudience {
  * workspaces: a personal workspace is offered one that is `personal` or names it (visibility `teams`), any other
  * team one of visibility `all` or naming it. So `all` does not reach personal workspaces unless the server is also
  * `personal`: a server meant for teams is not offered to everyone's private workspace unless an admin says so
- * (docs/catalog.md, A team's catalog). The named teams count only under visibility `teams` (op 16 keeps the list
+ * (docs/catalog.md, Who is offered a platform server). The named teams count only under visibility `teams` (op 16 keeps the list
  * while visibility is `all`). `teamParam` and `personalParam` are the placeholders ($n) bound to TeamAudience.teamId
  * and .personal.
  */

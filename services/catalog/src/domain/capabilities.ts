@@ -137,6 +137,8 @@ export async function refreshMcpServer(deps: CatalogDeps, request: RefreshMcpSer
   const answerPage = { pageSize: request.page?.pageSize ?? 0, cursor: '' };
   if (!(await takeRefreshLease(deps.db, server.id, leaseSeconds))) return capabilityPage(deps.db, server.id, false, answerPage);
   let context = request.context;
+  /** This caller's answer once a round of its own was stored: what a later round, asked for by others, cannot undo. */
+  let answered: ListCapabilitiesResponse | null = null;
   try {
     for (let round = 1; ; round++) {
       const current = round === 1 ? server : await teamServer(deps, request.teamId, request.serverId);
@@ -146,12 +148,17 @@ export async function refreshMcpServer(deps: CatalogDeps, request: RefreshMcpSer
         return result ?? (await capabilityPage(deps.db, server.id, false, answerPage));
       }
       // A repeat asked for by other callers is the system's doing; a round redone over the new connection is still this caller's.
-      if (!discarded) context = undefined;
+      if (!discarded) {
+        context = undefined;
+        answered = result;
+      }
     }
   } catch (error) {
     await releaseRefreshLease(deps.db, server.id).catch((releaseError: unknown) =>
       deps.logger.warn({ serverId: server.id, err: (releaseError as Error).message }, 'releasing the refresh lease failed'),
     );
+    // The caller's own discovery succeeded and was stored; the failed repeat is recorded on the server as the system's.
+    if (answered !== null) return answered;
     throw error;
   }
 }

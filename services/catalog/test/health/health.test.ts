@@ -249,4 +249,34 @@ describe('MCP server health checks and scheduled discovery', () => {
     expect(entries.map((entry) => entry.actor.kind)).toEqual(['system', 'system']);
     expect(entries.map((entry) => entry.via?.kind ?? null).sort()).toEqual(['mcp_gateway', null].sort());
   });
+
+  it("answers a refresh with its own stored discovery when the repeat others asked for fails", async () => {
+    const gated = await upstream(['echo']);
+    const server = await register(gated.url, { timeoutSeconds: 30, enabled: false });
+    const path = `/v1/teams/${team}/mcp-servers/${server.id}`;
+    gated.holdToolsList = true;
+    const first = owner.client.post(`${path}/refresh`);
+    await eventually(() => gated.pendingToolsList, (pending) => pending === 1);
+    // Coalesced into the running discovery: answered at once, and owed one more round once it ends.
+    expect((await owner.client.post(`${path}/refresh`)).status).toBe(200);
+
+    // That repeat will find the upstream refusing; the held tools/list is already past the refusal.
+    gated.mode = 'unauthorized';
+    gated.openToolsList();
+    const answered = await first;
+    expect([answered.status, answered.body.data?.map((item: { name: string }) => item.name)]).toEqual([200, ['echo']]);
+    // The repeat's failure is on the server (its last refresh) and in the audit log as the system's, not the caller's.
+    expect((await owner.client.get(path)).body.data.lastRefreshError).toContain('http_error');
+    const entries = await eventually(
+      async () =>
+        ((await owner.client.get(`/v1/teams/${team}/audit?action=mcp_server.refresh`)).body.data ?? []).filter(
+          (item: { targetId: string }) => item.targetId === server.id,
+        ) as { actor: { kind: string }; metadata: { outcome: string } }[],
+      (items) => items.length === 2,
+    );
+    expect(entries.map((entry) => [entry.actor.kind, entry.metadata.outcome]).sort()).toEqual([
+      ['system', 'failed'],
+      ['user', 'succeeded'],
+    ]);
+  });
 });

@@ -193,6 +193,7 @@ describe('authorize: later problems redirect with error, state and iss', () => {
     ['no resource', { resource: undefined }, 'invalid_target'],
     ['another resource', { resource: 'https://elsewhere.example/mcp/g1' }, 'invalid_target'],
     ['a resource with a trailing slash', { resource: `${appUrl}/mcp/g1/` }, 'invalid_target'],
+    ['a resource with dot segments', { resource: `${appUrl}/x/../mcp/g1` }, 'invalid_target'],
   ];
   it.each(cases)('%s', async (_name, overrides, error) => {
     const response = await authorize(authorizeParams(overrides));

@@ -355,6 +355,7 @@ describeWith('postgres', 'OAuth grants (identity service)', () => {
         const grant = await authorize({ gw: { id: randomUUID(), slug, resource: `${bound}/mcp/${slug}` } });
         expect((await exchange(grant, { resource: `${sent}/mcp/${slug}/` })).error?.error).toBe('invalid_target');
         expect((await exchange(grant, { resource: `${sent}/mcp/${slug}?x=1` })).error?.error).toBe('invalid_target');
+        expect((await exchange(grant, { resource: `${sent}/x/../mcp/${slug}` })).error?.error).toBe('invalid_target');
         expect((await exchange(grant, { resource: `${sent.replace(/gw\./i, 'other.')}/mcp/${slug}` })).error?.error).toBe('invalid_target');
         const tokens = await exchange(grant, { resource: `${sent}/mcp/${slug}` });
         expect(tokens.error).toBeUndefined();

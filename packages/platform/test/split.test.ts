@@ -1,4 +1,4 @@
-import { describeWith, infraUrl, platformOpsUrl, platformUrl, realInfraEnv } from '@platform/test';
+import { describeWith, infraUrl, memoryLogger, platformOpsUrl, platformUrl, realInfraEnv } from '@platform/test';
 import { startPlatform, type RunningPlatform } from '../src/platform';
 
 /**
@@ -9,6 +9,7 @@ describeWith('postgres', 'services and the edge in separate processes', (postgre
   let services: RunningPlatform;
   let edge: RunningPlatform;
   let cleanup: () => Promise<void>;
+  const edgeLog = memoryLogger('edge');
 
   beforeAll(async () => {
     const infra = await realInfraEnv({ postgres: postgresUrl(), redis: infraUrl('redis')!, kafka: infraUrl('kafka')! });
@@ -17,6 +18,7 @@ describeWith('postgres', 'services and the edge in separate processes', (postgre
     const address = services.grpcAddress!;
     edge = await startPlatform({
       target: 'gateway',
+      logger: edgeLog.logger,
       env: {
         ...infra.env,
         IDENTITY_SERVICE_ADDR: address,
@@ -68,5 +70,8 @@ describeWith('postgres', 'services and the edge in separate processes', (postgre
     for (const name of ['identity', 'catalog', 'agents', 'knowledge', 'billing', 'notifications']) {
       expect(body.dependencies[`service:${name}`]).toMatchObject({ ok: false });
     }
+    // The answer names what failed; the edge's log says so too, for whoever reads it later.
+    const failed = edgeLog.lines.filter((line) => line.msg === 'readiness check failed').map((line) => line.check);
+    expect(failed).toEqual(expect.arrayContaining(['service:identity', 'service:catalog']));
   });
 });

@@ -49,7 +49,8 @@ export async function httpModule(ctx: PlatformContext, running: RunningModules):
   }
   const ops = await startOpsServer({
     port: env.OPS_PORT,
-    readiness: () => runReadinessChecks(ctx.readiness, READINESS_TIMEOUT_MS),
+    // Each failing check is logged with its reason's class: the answer says only which failed (docs/operations.md).
+    readiness: () => runReadinessChecks(ctx.readiness, READINESS_TIMEOUT_MS, ctx.logger),
     logger: ctx.logger,
   });
 

@@ -1,5 +1,7 @@
+import proxyaddr from 'proxy-addr';
 import { z } from 'zod';
 import { IDENTITY_KEYS_CACHE_MAX_SECONDS } from '../crypto/identity-key-timing';
+import { AllowedNetworksError, parseAllowedNetworks } from '../net/allowed-networks';
 import { PUBLISH_POLICIES } from '../service/publish-policy';
 
 /** Every service the platform is made of, in the order the modules list them. */
@@ -33,6 +35,47 @@ const durationSeconds = z.preprocess(
     .refine((seconds) => seconds > 0, 'must be longer than zero')
     .optional(),
 );
+
+/**
+ * A value checked at start by the parser that will read it (so a typo stops the process, naming the variable,
+ * rather than failing each request that reads it later). `parse` throws with a message saying what is wrong.
+ */
+const checkedBy = <T extends string | undefined>(parse: (value: string) => unknown, schema: z.ZodType<T>) =>
+  z.preprocess(
+    emptyAsUndefined,
+    schema.superRefine((value, context) => {
+      if (value === undefined) return;
+      try {
+        parse(value);
+      } catch (error) {
+        context.addIssue({ code: 'custom', message: error instanceof Error ? error.message : String(error) });
+      }
+    }),
+  );
+
+/** TRUST_PROXY as the edge reads it (express's `trust proxy`): true, false, a hop count, or addresses and subnets. */
+function checkTrustProxy(value: string): void {
+  const trimmed = value.trim();
+  if (trimmed === 'true' || trimmed === 'false' || /^\d+$/.test(trimmed)) return;
+  try {
+    proxyaddr.compile(trimmed.split(',').map((entry) => entry.trim()));
+  } catch (error) {
+    throw new Error(
+      `must be true, false, a hop count, or a comma list of addresses, subnets (10.0.0.0/8) and loopback, linklocal or uniquelocal (${(error as Error).message})`,
+      { cause: error },
+    );
+  }
+}
+
+/** ALLOWED_INTERNAL_NETWORKS as the address guard reads it; its error names the bad entry. */
+function checkAllowedNetworks(value: string): void {
+  try {
+    parseAllowedNetworks(value);
+  } catch (error) {
+    if (error instanceof AllowedNetworksError) throw new Error(error.message.replace(/^ALLOWED_INTERNAL_NETWORKS /, ''), { cause: error });
+    throw error;
+  }
+}
 
 const url = (protocols: string[]) =>
   z.string().refine((value) => {
@@ -81,7 +124,7 @@ export const environmentSchema = z.object({
   SHUTDOWN_TIMEOUT_SECONDS: positiveInt.default(25),
   GRPC_DEADLINE_MS: positiveInt.default(10_000),
   OUTBOX_POLL_MS: positiveInt.default(1_000),
-  TRUST_PROXY: optionalString,
+  TRUST_PROXY: checkedBy(checkTrustProxy, z.string().optional()),
   SESSION_TTL: durationSeconds.transform((v) => v ?? 12 * 3600),
   /** How many days browser sessions are kept after they expired or were ended; older ones are deleted hourly. 0 keeps them. */
   SESSION_RETENTION_DAYS: z.coerce.number().int().min(0).max(36_500).default(30),
@@ -91,7 +134,7 @@ export const environmentSchema = z.object({
   BOOTSTRAP_ADMIN_PASSWORD: optionalString,
   MAINTENANCE_REFRESH_SECONDS: positiveInt.default(5),
   /** CIDRs the address guard admits besides public unicast addresses (comma-separated). */
-  ALLOWED_INTERNAL_NETWORKS: z.preprocess(emptyAsUndefined, z.string().default('')),
+  ALLOWED_INTERNAL_NETWORKS: checkedBy(checkAllowedNetworks, z.string().default('')),
   /** The platform's default MCP publish policy; a team's override (op 13) wins. */
   MCP_PUBLISH_POLICY: z.preprocess(emptyAsUndefined, z.enum(PUBLISH_POLICIES).default('approval_required')),
   /** How often each enabled MCP server is health-checked (initialize + ping); 0 turns the checks off. */

@@ -63,11 +63,12 @@ export const callRecordsDropped = new Counter({
 
 /**
  * Labels: method (a known MCP method or `other`), outcome, error_class (gateway/src/mcp/call-metrics.ts bounds them).
- * Its `_count` is the calls' counter. From the request's arrival to its answer, upstream time included.
+ * Its `_count` is the calls' counter. Timed as the call record's latency: from the POST's start, once its Origin and
+ * token were checked, to the answer, upstream time included.
  */
 export const mcpCallDuration = new RequestDurationHistogram({
   name: 'platform_mcp_call_duration_seconds',
-  help: 'Requests served through MCP gateways (/mcp/{slug}), from arrival to answer (upstream time included), by MCP method, outcome and error class, as their call records say.',
+  help: 'Requests served through MCP gateways (/mcp/{slug}), one per call record, by MCP method, outcome and error class: seconds from the POST (its Origin and token checked) to the answer, upstream time included.',
   labelNames: ['method', 'outcome', 'error_class'],
   buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
   registers: [metricsRegistry],

@@ -7,6 +7,8 @@ import { eventHandlerConsecutiveFailures } from '../telemetry/metrics';
 
 /** The header carrying an event's id (the outbox's `EVENT_HEADERS.id`). */
 const EVENT_ID_HEADER = 'event-id';
+/** The most messages a topic no group reads keeps (see MemoryBroker). */
+export const MAX_UNREAD_MESSAGES = 10_000;
 
 /** What a member needs to receive messages; `handle` rejects when the message was not handled. */
 interface Member {
@@ -77,10 +79,16 @@ type Outcome = 'handled' | 'failed' | 'left';
  * published again while a group still has it (same `event-id` header and value) is not appended twice: the
  * publish waits for the one already there. Groups without a member (their consumers closed) keep their position and get what
  * they missed when one joins again, but no publish waits for them.
+ *
+ * A topic no group has ever read keeps only its newest `maxUnread` messages, as Kafka keeps only what its retention
+ * allows for a group yet to join: in one process every consumer joins at start, and a topic no service consumes
+ * (catalog.v1 and identity.v1 today) otherwise held every message published to it for the life of the process.
  */
 export class MemoryBroker {
   private readonly logs = new Map<string, TopicLog>();
   private readonly groups = new Map<string, Group>();
+
+  constructor(private readonly maxUnread = MAX_UNREAD_MESSAGES) {}
 
   /**
    * Topics here are full names (already prefixed by the bus). Resolves once every group with a member on a
@@ -109,6 +117,7 @@ export class MemoryBroker {
       }
       last.set(message.topic, Math.max(last.get(message.topic) ?? -1, offset));
     }
+    for (const topic of last.keys()) this.trimUnread(topic);
     const handled: Promise<void>[] = [];
     for (const [topic, offset] of last) {
       for (const group of this.groups.values()) {
@@ -175,8 +184,20 @@ export class MemoryBroker {
     for (const waiter of done) waiter.resolve();
 
     // What every group has handled is forgotten (a group without a member counts: it resumes where it was).
+    this.forgetBelow(this.log(topic), this.handledBelow(topic));
+  }
+
+  /** A topic no group reads (none has a position on it) keeps its newest `maxUnread` messages only. */
+  private trimUnread(topic: string): void {
     const log = this.log(topic);
-    const below = this.handledBelow(topic);
+    const excess = log.entries.length - this.maxUnread;
+    if (excess <= 0) return;
+    for (const group of this.groups.values()) if (group.positions.has(topic)) return;
+    this.forgetBelow(log, log.base + excess);
+  }
+
+  /** Drops the messages before offset `below`. */
+  private forgetBelow(log: TopicLog, below: number): void {
     if (below <= log.base) return;
     for (let offset = log.base; offset < below; offset += 1) {
       const eventId = log.entries[offset - log.base]!.headers[EVENT_ID_HEADER];

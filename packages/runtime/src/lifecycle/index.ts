@@ -1,4 +1,5 @@
 export * from './modules';
 export * from './shutdown';
 export * from './timeout';
+export * from './first-abort';
 export * from './claimed-rounds';

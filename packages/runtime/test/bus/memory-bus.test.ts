@@ -223,5 +223,35 @@ describe('memory bus', () => {
       await waitFor(() => expect(broker.retained('t.v1')).toBe(0));
       expect(first).toEqual(['1', '2', '3', '4']);
     });
+
+    describe('a topic no group reads', () => {
+      let small: MemoryBroker;
+      let smallBus: EventBus;
+      beforeEach(() => {
+        small = new MemoryBroker(3);
+        smallBus = createMemoryBus({ topicPrefix: '', logger: silentLogger, broker: small });
+      });
+      afterEach(() => smallBus.close());
+
+      const publishTo = (topic: string, values: string[]) => smallBus.publish(values.map((value) => ({ topic, key: 'k', value, headers: {} })));
+
+      it('keeps only its newest messages, however many are published, for a group that joins later', async () => {
+        for (let round = 0; round < 100; round += 1) await publishTo('unread.v1', ['a', 'b', 'c', 'd', 'e']);
+        expect(small.retained('unread.v1')).toBe(3);
+        const late: ReceivedMessage[] = [];
+        await smallBus.subscribe({ groupId: 'late', topics: ['unread.v1'], fromBeginning: true, handler: async (m) => void late.push(m) });
+        await waitFor(() => expect(late.map((m) => [m.value, m.offset])).toEqual([['c', '497'], ['d', '498'], ['e', '499']]));
+      });
+
+      it('is not cut once a group reads it, even one without a member: that group gets all it missed', async () => {
+        const away = await smallBus.subscribe({ groupId: 'away', topics: ['read.v1'], handler: async () => undefined });
+        await away.close();
+        await publishTo('read.v1', ['1', '2', '3', '4', '5']);
+        expect(small.retained('read.v1')).toBe(5);
+        const back: string[] = [];
+        await smallBus.subscribe({ groupId: 'away', topics: ['read.v1'], handler: async (m) => void back.push(m.value) });
+        await waitFor(() => expect(back).toEqual(['1', '2', '3', '4', '5']));
+      });
+    });
   });
 });

@@ -1,6 +1,6 @@
 import type { ListCapabilitiesRequest, ListCapabilitiesResponse, RefreshMcpServerRequest } from '@platform/proto/gen/platform/catalog/v1/catalog';
 import { ActorKind, type PageRequest, type RequestContext } from '@platform/proto/gen/platform/common/v1/common';
-import { AppError, auditContext, parseAllowedNetworks, writeAuditEvent, type Transaction } from '@platform/runtime';
+import { AppError, auditContext, firstAbortOf, parseAllowedNetworks, writeAuditEvent, type Transaction } from '@platform/runtime';
 import { SCHEMA, type CatalogDeps } from '../deps';
 import { listServerCapabilities, lockPresentCapabilities, markCapabilitiesGone, pruneGoneUnapprovedCapabilities, recordRefreshOutcome, upsertCapabilities, type CapabilityRow } from '../store/capabilities-store';
 import type { McpServerRow } from '../store/mcp-servers-mappers';
@@ -174,7 +174,9 @@ async function discoverAndStore(
   signal: AbortSignal | undefined,
 ): Promise<ListCapabilitiesResponse | null> {
   const deadline = AbortSignal.timeout(discoveryBudgetSeconds(server) * 1000);
-  const stop = signal ? AbortSignal.any([signal, deadline]) : deadline;
+  // Not AbortSignal.any: the caller's signal (the scheduler's) lives as long as the process (runtime first-abort.ts).
+  const following = signal ? firstAbortOf([signal, deadline]) : undefined;
+  const stop = following?.signal ?? deadline;
   let found: DiscoveredCapability[];
   try {
     // The wait for a slot counts against the budget: the caller's answer is bounded either way.
@@ -200,6 +202,8 @@ async function discoverAndStore(
     // The cause's class, status and first words only: its message may hold the upstream's whole answer.
     deps.logger.warn({ serverId: server.id, errorClass: error.errorClass, cause: upstreamErrorForLog(error.cause) }, 'MCP server discovery failed');
     throw new AppError('unavailable', message);
+  } finally {
+    following?.release();
   }
 
   let exposureChanged = false;

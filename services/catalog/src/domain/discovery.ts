@@ -2,7 +2,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import { ErrorCode, McpError, PromptSchema, ResourceSchema, ResourceTemplateSchema, ToolSchema, type ClientRequest } from '@modelcontextprotocol/sdk/types.js';
-import { AddressNotAllowedError, storableJson } from '@platform/runtime';
+import { AddressNotAllowedError, firstAbortOf, storableJson } from '@platform/runtime';
 import { z } from 'zod';
 import { fingerprintOf } from './fingerprint';
 import { raced } from './upstream-client';
@@ -173,8 +173,12 @@ export async function discoverCapabilities(target: DiscoveryTarget, signal?: Abo
   const exchange = upstreamExchange(target, 'platform-catalog', signal ? [signal] : []);
   const { timeout, guarded, bounded, client, stop, options } = exchange;
   const discover = async () => {
-    const connecting = AbortSignal.any([stop, AbortSignal.timeout(timeout)]);
-    await raced(client.connect(bounded.transport, { ...options, signal: connecting }), connecting);
+    const connecting = firstAbortOf([stop, AbortSignal.timeout(timeout)]);
+    try {
+      await raced(client.connect(bounded.transport, { ...options, signal: connecting.signal }), connecting.signal);
+    } finally {
+      connecting.release();
+    }
     // Connected: the lists may take more, and bound their items themselves (allPages).
     guarded.allowBytes(MAX_DISCOVERY_BYTES);
     bounded.admitAnySize();

@@ -3,7 +3,7 @@ import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { ParsedCidr } from '@platform/runtime';
+import { firstAbortOf, type ParsedCidr } from '@platform/runtime';
 import { upstreamClient } from './upstream-client';
 import { guardedFetchFor, MAX_HANDSHAKE_BYTES, type GuardedFetch } from './upstream-fetch';
 import { valueBoundedTransport, type BoundedTransport } from './upstream-messages';
@@ -51,15 +51,18 @@ export function upstreamExchange(target: DiscoveryTarget, clientName: string, st
   const guarded = guardedFetchFor(target.allowedNetworks, timeout, MAX_HANDSHAKE_BYTES);
   const bounded = valueBoundedTransport(transportFor(target, guarded.fetch));
   const client = upstreamClient(clientName);
-  const stop = AbortSignal.any([...stops, guarded.overflowed, bounded.refused]);
+  // The SDK listens to it once per request and never stops: with AbortSignal.any that kept every exchange's client for
+  // the life of the process (runtime first-abort.ts).
+  const stop = firstAbortOf([...stops, guarded.overflowed, bounded.refused]);
   return {
     timeout,
     guarded,
     bounded,
     client,
-    stop,
-    options: { timeout, maxTotalTimeout: timeout, signal: stop },
+    stop: stop.signal,
+    options: { timeout, maxTotalTimeout: timeout, signal: stop.signal },
     async close() {
+      stop.release();
       await client.close().catch(() => undefined);
       await guarded.close().catch(() => undefined);
     },

@@ -1,7 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RuntimeServer } from '@platform/proto/gen/platform/catalog/v1/catalog';
-import { authGenerationOf } from '@platform/runtime';
+import { authGenerationOf, firstAbortOf } from '@platform/runtime';
 import type { McpPrincipal } from '../oauth/resource-server';
 import { ClientReply } from './client-reply';
 import { endpointFor, type CallContext, type DataPlane } from './data-plane';
@@ -45,10 +45,10 @@ export async function handleGet(plane: DataPlane, req: IncomingMessage, res: Ser
   if (plane.draining.aborted) throw new McpHttpError(503, RPC.internalError, 'Service Unavailable: this gateway replica is shutting down; reconnect', { 'retry-after': '1' });
   const releaseStream = plane.perPerson.streams.claim(principal.personId);
   try {
-    // Aborted when the gateway ends the stream: its session ended, or the upstreams it relays changed.
+    // Aborted when the gateway ends the stream: its session ended, the upstreams it relays changed, or access ended.
     const ended = new AbortController();
     claimGetStream(plane, key, closed, () => ended.abort());
-    const stopWatching = endWhenAccessEnds(plane, principal, recheck, res, closed);
+    const stopWatching = endWhenAccessEnds(plane, principal, recheck, closed, () => ended.abort());
     try {
       await relayUntilClosed({ plane, principal, resolved, session, sessionKey: key }, new ClientReply(res), closed, ended);
     } finally {
@@ -65,12 +65,14 @@ export type AccessCheck = () => Promise<unknown>;
 /**
  * A GET stream outlives the request that opened it, so what that request's token check decided is decided again
  * whenever the shared auth generation moves (a person removed or suspended, a gateway disabled, a token revoked:
- * every such change moves it), and the stream ends when the access token expires. An ended stream closes its
- * relays; the client reconnects with a token that is still good, or is refused.
+ * every such change moves it), and the stream ends when the access token expires. The stream then ends as when the
+ * gateway ends it for any other reason: its relays stop and nothing more is written, and the response is completed
+ * (a disabled gateway also ends it through the catalog, and the two must not differ); the client reconnects with a
+ * token that is still good, or is refused.
  */
-function endWhenAccessEnds(plane: DataPlane, principal: McpPrincipal, recheck: AccessCheck, res: ServerResponse, closed: AbortSignal): () => void {
+function endWhenAccessEnds(plane: DataPlane, principal: McpPrincipal, recheck: AccessCheck, closed: AbortSignal, endStream: () => void): () => void {
   const end = () => {
-    if (!closed.aborted) res.destroy();
+    if (!closed.aborted) endStream();
   };
   const generation = authGenerationOf(plane.deps.cache);
   const check = () => {
@@ -106,6 +108,7 @@ export function closeSignalOf(res: ServerResponse): AbortSignal {
 async function relayUntilClosed(ctx: CallContext, reply: ClientReply, closed: AbortSignal, ended: AbortController): Promise<void> {
   reply.startStream();
   const keepAlive = setInterval(() => reply.keepAlive(), KEEP_ALIVE_MS);
+  // Not AbortSignal.any: `draining` lives as long as the edge; each stream's listener on it goes when the stream ends.
   const stop = firstAbortOf([closed, ctx.plane.draining, ended.signal]);
   const stopListening = ctx.plane.exposures.onChange(catalogWatcher(ctx, reply, stop.signal, () => ended.abort()));
   // Each relay ends by itself once the stream stops (or earlier, when its upstream offers no stream); the client's
@@ -162,28 +165,6 @@ function catalogWatcher(ctx: CallContext, reply: ClientReply, stopped: AbortSign
     if (stopped.aborted || (gatewayIds.length > 0 && !gatewayIds.includes(gatewayId))) return;
     if (checking) again = true;
     else void check();
-  };
-}
-
-/**
- * A signal aborted as soon as any of `signals` is; `release` forgets its listeners on them. Not AbortSignal.any:
- * `draining` lives as long as the edge, and every stream's listener on it is removed here when the stream ends
- * rather than left for the garbage collector to find.
- */
-function firstAbortOf(signals: AbortSignal[]): { signal: AbortSignal; release(): void } {
-  const first = new AbortController();
-  // The relay of each of the gateway's upstreams listens to it (see closeSignalOf).
-  setMaxListeners(Infinity, first.signal);
-  const abort = () => first.abort();
-  for (const signal of signals) {
-    if (signal.aborted) first.abort();
-    else signal.addEventListener('abort', abort, { once: true });
-  }
-  return {
-    signal: first.signal,
-    release: () => {
-      for (const signal of signals) signal.removeEventListener('abort', abort);
-    },
   };
 }
 

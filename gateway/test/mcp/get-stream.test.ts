@@ -1,9 +1,12 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { LoggingMessageNotificationSchema, PromptListChangedNotificationSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import {
+  adminClient,
   connectMcpClient,
   expectEventually,
+  gatewayAccessToken,
   gatewayFronting,
+  newPerson,
   rawMcpSession,
   readToEnd,
   setGatewayServers,
@@ -148,12 +151,32 @@ describe('MCP gateway: the client GET stream', () => {
     expect(disabled.status).toBe(200);
     try {
       // Nothing else is sent on the stream: it ends because access was checked again, not because a request failed.
-      await ended;
+      // Cleanly (docs/gateway.md, The client's GET stream): a complete response, not a reset.
+      expect(await ended).toBe('ended');
       expect((await rawGet(session)).response.status).toBe(404);
     } finally {
       const current = await gatewayOf(gatewaySlug);
       await owner.patch(`/v1/teams/${teamSlug}/gateways/${current.id}`, { enabled: true }, { 'if-match': `"${current.revision}"` });
     }
+  });
+
+  it('ends an open GET stream cleanly when its person leaves the team (their access checked again), and refuses the next', async () => {
+    const admin = await adminClient(platform);
+    const member = await newPerson(platform, admin, 'member');
+    expect((await owner.post(`/v1/teams/${teamSlug}/members`, { personId: member.id, role: 'member' })).status).toBe(201);
+    const memberToken = await gatewayAccessToken(platform, member.client.cookieHeader(), gatewaySlug);
+    const session = await rawMcpSession(platform, { gatewaySlug, token: memberToken });
+    const before = upstream.requests.length;
+    const stream = await rawGet(session, memberToken);
+    expect(stream.response.status).toBe(200);
+    await expectEventually(() => expect(upstreamGets(before)).toHaveLength(1));
+    const ended = readToEnd(stream.response);
+
+    // Only the auth generation moves (the catalog is untouched): the stream's own access check ends it.
+    expect((await owner.delete(`/v1/teams/${teamSlug}/members/${member.id}`)).status).toBe(204);
+    expect(await ended).toBe('ended');
+    // A valid token of the gateway whose person may no longer use it: 404 (docs/gateway.md, the resource-server check).
+    expect((await rawGet(session, memberToken)).response.status).toBe(404);
   });
 
   it('tells the GET streams of the gateways naming a server when its refresh hides a tool, and not those of other gateways', async () => {
@@ -208,10 +231,10 @@ describe('MCP gateway: the client GET stream', () => {
 
   const rawSession = () => rawMcpSession(platform, { gatewaySlug, token });
 
-  async function rawGet(session: string): Promise<{ response: Response; stop(): void }> {
+  async function rawGet(session: string, bearer = token): Promise<{ response: Response; stop(): void }> {
     const controller = new AbortController();
     const response = await fetch(platform.url(`/mcp/${gatewaySlug}`), {
-      headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream', 'mcp-session-id': session },
+      headers: { authorization: `Bearer ${bearer}`, accept: 'text/event-stream', 'mcp-session-id': session },
       signal: controller.signal,
     });
     return { response, stop: () => controller.abort() };

@@ -4,6 +4,7 @@ import rootPackage from '../../../package.json';
 import {
   CreateMessageRequestSchema,
   ElicitRequestSchema,
+  EmptyResultSchema,
   ListRootsRequestSchema,
   LoggingMessageNotificationSchema,
   McpError,
@@ -171,6 +172,8 @@ describe('MCP gateway data plane', () => {
     expect(payload).toMatchObject({ server_id: alphaId, server_team_id: expect.stringMatching(/^[0-9a-f-]{36}$/) });
     expect(payload.server_team_id).toBe(payload.team_id);
     const sent = [...alpha.requests, ...beta.requests].map((request) => JSON.stringify(request.headers));
+    // Both upstreams were called above: an empty list would check nothing.
+    expect(sent.length).toBeGreaterThan(0);
     expect(sent.some((headers) => headers.includes(token))).toBe(false);
 
     // alpha captures payloads: its call record keeps them; beta's does not.
@@ -214,6 +217,7 @@ describe('MCP gateway data plane', () => {
     expect((refused as McpError).code).toBe(-32602);
     expect((refused as McpError).message).toMatch(/gamma__echo.*not available on this gateway/);
     await expect(client.readResource({ uri: 'file:///nowhere' })).rejects.toMatchObject({ code: -32602 });
+    await expect(client.request({ method: 'x/invented-method', params: {} }, EmptyResultSchema)).rejects.toMatchObject({ code: -32601 });
   });
 
   it('hides a changed upstream tool until it is approved again', async () => {
@@ -276,7 +280,10 @@ describe('MCP gateway data plane', () => {
     expect(textOf(await client.callTool({ name: 'beta__echo', arguments: { text: 'before' } }))).toBe('beta: before');
     // No waiting: the answer to the change moved this replica's catalog generation before it reached the caller.
     await toggle(false);
-    expect((await client.listTools()).tools.some((tool) => tool.name.startsWith('beta__'))).toBe(false);
+    const listed = (await client.listTools()).tools.map((tool) => tool.name);
+    expect(listed.some((name) => name.startsWith('beta__'))).toBe(false);
+    // beta alone: an empty list would pass the check above.
+    expect(listed).toContain('alpha__slow');
     await expect(client.callTool({ name: 'beta__echo', arguments: { text: 'x' } })).rejects.toMatchObject({ code: -32602 });
     await toggle(true);
     expect(textOf(await client.callTool({ name: 'beta__echo', arguments: { text: 'back' } }))).toBe('beta: back');

@@ -154,12 +154,14 @@ describe('legacy SSE connection', () => {
   });
 
   it('refuses a message endpoint on another origin, so the credential is never posted there', async () => {
-    const upstream = await rawSse('event: endpoint\ndata: http://127.0.0.2:9/messages\n\n');
+    // Another port of 127.0.0.1: another origin, inside the allowed network, so a POST there would arrive and be counted.
+    const elsewhere = await rawSse('');
+    const upstream = await rawSse(`event: endpoint\ndata: ${elsewhere.url.replace(/\/sse$/, '/messages')}\n\n`);
     await expect(LegacySseConnection.open({ ...server('elsewhere'), url: upstream.url }, { authorization: 'Bearer secret' }, client, options)).rejects.toMatchObject({
       errorClass: 'protocol_error',
       message: expect.stringMatching(/another origin/),
     });
-    expect(upstream.posts()).toBe(0);
+    expect([elsewhere.posts(), upstream.posts()]).toEqual([0, 0]);
   });
 
   it('gives up when no endpoint is named within the server\'s timeout, and on a message over the size limit', async () => {

@@ -27,6 +27,8 @@ export interface ControllableUpstream {
   pings: number;
   /** HTTP requests received, whatever the mode. */
   requests: number;
+  /** The `Authorization` header of every HTTP request, in order, whatever the mode ('' without one). */
+  requestCredentials: string[];
   /** `tools/list` requests received (one per discovery). */
   toolsLists: number;
   /** While true, `tools/list` requests wait until `openToolsList` (to catch overlapping discoveries). */
@@ -78,6 +80,7 @@ export async function startControllableUpstream(tools: string[] = ['echo']): Pro
     pingCredentials: [],
     pings: 0,
     requests: 0,
+    requestCredentials: [],
     toolsLists: 0,
     holdToolsList: false,
     pendingToolsList: 0,
@@ -99,6 +102,7 @@ export async function startControllableUpstream(tools: string[] = ['echo']): Pro
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     upstream.requests++;
+    upstream.requestCredentials.push(String(request.headers.authorization ?? ''));
     if (upstream.mode === 'hang') return; // never answers; the socket is destroyed on stop
     if (upstream.mode === 'unauthorized') {
       response.writeHead(401, { 'content-type': 'text/plain', 'www-authenticate': 'Bearer' }).end(UPSTREAM_SECRET_TEXT);

@@ -148,7 +148,9 @@ describe('Publishing with review (approval_required)', () => {
       pendingChanges: 0,
     });
     expect(Date.parse(approved.body.data.publishReviewedAt)).not.toBeNaN();
-    for (const capability of (await capabilitiesOf(owner.client, team, serverId)).values()) {
+    const capabilities = [...(await capabilitiesOf(owner.client, team, serverId)).values()];
+    expect(capabilities).toHaveLength(5);
+    for (const capability of capabilities) {
       expect(capability).toMatchObject({ approved: true, changed: false, approvedByName: adminName });
       expect(Date.parse(capability.approvedAt!)).not.toBeNaN();
     }

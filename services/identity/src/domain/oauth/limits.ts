@@ -15,7 +15,7 @@ export const METADATA_CACHE_DEFAULT_SECONDS = 600;
 /** A failed fetch is remembered this long, so a broken or hostile URL cannot make us fetch it in a loop. */
 export const METADATA_FAILURE_CACHE_SECONDS = 30;
 
-/** Registration limits the spec leaves open (documented in docs/api.md). */
+/** Registration limits the spec leaves open (documented in docs/oauth.md, Token, register, revoke). */
 export const MAX_CLIENT_NAME = 200;
 export const MAX_REDIRECT_URIS = 20;
 export const MAX_URI_LENGTH = 2048;

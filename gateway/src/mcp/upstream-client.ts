@@ -66,14 +66,21 @@ export async function* sseEvents(body: Readable, maxBytes = Infinity, slug = '',
 
 /**
  * The messages of an SSE body as they arrive, with where the stream may be resumed. An event over `maxBytes` ends the
- * stream as a protocol error (an upstream writing one endless event would otherwise be buffered without bound).
+ * stream as a protocol error (an upstream writing one endless event would otherwise be buffered without bound). A body
+ * that breaks fails as a GatewayRpcError, like every other failure of an exchange: undici's own error may hold what the
+ * upstream sent (an HTTP parser error keeps the bytes it refused, which may echo the credential), and it would reach
+ * the logs whole.
  */
-function sseItems(body: Readable, maxBytes: number, slug: string): UpstreamStream {
+function sseItems(body: Readable, maxBytes: number, slug: string, timeoutSeconds: number): UpstreamStream {
   const stream: { lastEventId?: string; retryMs?: number } & UpstreamStream = {
     async *[Symbol.asyncIterator]() {
-      for await (const event of sseEvents(body, maxBytes, slug, (milliseconds) => (stream.retryMs = milliseconds))) {
-        if (event.id !== undefined) stream.lastEventId = event.id;
-        if (isMessageEvent(event)) yield streamItemOf(event.data);
+      try {
+        for await (const event of sseEvents(body, maxBytes, slug, (milliseconds) => (stream.retryMs = milliseconds))) {
+          if (event.id !== undefined) stream.lastEventId = event.id;
+          if (isMessageEvent(event)) yield streamItemOf(event.data);
+        }
+      } catch (error) {
+        throw upstreamFailure(slug, error, timeoutSeconds);
       }
     },
   };
@@ -166,7 +173,7 @@ export async function openUpstreamStream(
     body.resume();
     throw statusCode === 200 ? protocolError(endpoint.serverSlug, 'a GET stream that is not text/event-stream') : httpError(endpoint.serverSlug, statusCode);
   }
-  return { kind: 'stream', items: sseItems(body, options.maxMessageBytes, endpoint.serverSlug) };
+  return { kind: 'stream', items: sseItems(body, options.maxMessageBytes, endpoint.serverSlug, options.timeoutSeconds) };
 }
 
 /**
@@ -183,7 +190,7 @@ export async function resumeUpstreamStream(
     body.resume();
     throw statusCode === 200 ? protocolError(endpoint.serverSlug, 'a resumed stream that is not text/event-stream') : httpError(endpoint.serverSlug, statusCode);
   }
-  return sseItems(body, options.maxMessageBytes, endpoint.serverSlug);
+  return sseItems(body, options.maxMessageBytes, endpoint.serverSlug, options.timeoutSeconds);
 }
 
 /** Ends the upstream session (DELETE); failures are ignored: the upstream forgets idle sessions by itself. */

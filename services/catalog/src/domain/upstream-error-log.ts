@@ -1,16 +1,12 @@
 import { SseError } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { sliceCodePoints } from '@platform/runtime';
-
-/** How much of a message built from an upstream's answer a log line keeps. */
-const MAX_LOGGED_CHARS = 200;
 
 /**
  * What a log line says of the error an exchange with an upstream failed with: its class, the HTTP status the
- * upstream answered if any, a system error code (`ECONNREFUSED`, `UND_ERR_…`) if any, and the start of its message.
- * Never the error whole: the SDK builds messages from the upstream's answer (`Error POSTing to endpoint: ${body}`,
- * up to the byte bound), and a logger writes them with their stacks and causes. A schema error's message lists
- * every issue (built when read), so only their count is kept.
+ * upstream answered if any, and a system error code (`ECONNREFUSED`, `UND_ERR_…`) if any. Never its message, nor
+ * the error whole: the SDK and node build messages from the upstream's answer (`Error POSTing to endpoint: ${body}`,
+ * a JSON-RPC error's message, the start of malformed JSON), which may echo the credential it was sent, and a logger
+ * writes errors with their stacks, causes and properties. A schema error says only how many issues it has.
  */
 export function upstreamErrorForLog(error: unknown): Record<string, unknown> {
   if (!(error instanceof Error)) return { name: typeof error };
@@ -23,6 +19,6 @@ export function upstreamErrorForLog(error: unknown): Record<string, unknown> {
     name: error.name,
     ...(typeof status === 'number' ? { status } : {}),
     ...(code !== undefined ? { code } : {}),
-    message: Array.isArray(issues) ? `${issues.length} schema issues` : sliceCodePoints(String(error.message), MAX_LOGGED_CHARS),
+    ...(Array.isArray(issues) ? { issues: issues.length } : {}),
   };
 }

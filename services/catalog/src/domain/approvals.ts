@@ -4,7 +4,7 @@ import { SCHEMA, type CatalogDeps } from '../deps';
 import { approveCapabilityRow, findServerCapability, toCapability } from '../store/capabilities-store';
 import type { McpServerRow } from '../store/mcp-servers-mappers';
 import { findTeamMcpServer } from '../store/mcp-servers-store';
-import { findMcpServerById } from '../store/publishing-store';
+import { findMcpServerById, publishStateOf } from '../store/publishing-store';
 import { UUID } from './gateway-rules';
 import { approverOf, teamPublishing } from './publish-policy';
 import { announceServerExposureChange } from './refresh-exposure';
@@ -43,11 +43,15 @@ export async function approveCapability(deps: CatalogDeps, request: ApproveCapab
     }
   }
 
-  const approved = await deps.db.transaction(async (tx) => {
+  const { approved, published } = await deps.db.transaction(async (tx) => {
     const current = await findServerCapability(tx, server.id, capabilityId, true);
     if (!current) throw CAPABILITY_NOT_FOUND();
     if (current.gone_at !== null) throw new AppError('capability_gone', 'The capability is no longer offered by the MCP server');
     if (current.approved_fingerprint === current.fingerprint) throw new AppError('not_changed', 'The capability has no unapproved change');
+    // Read under the capability's lock, not before: a publication (or review) committed since the server was read
+    // would otherwise go unannounced. One still to come approves this capability too, so it waits for this lock and
+    // announces after this commit.
+    const state = await publishStateOf(tx, server.id);
     const updated = await approveCapabilityRow(tx, current.id, approverOf(request.context));
     await writeAuditEvent(tx, SCHEMA, {
       ...auditContext(request.context),
@@ -59,9 +63,9 @@ export async function approveCapability(deps: CatalogDeps, request: ApproveCapab
       after: { approvedFingerprint: updated.approved_fingerprint },
       metadata: { kind: current.kind, name: current.name, changed: current.approved_fingerprint !== null, asPlatformAdmin: request.asPlatformAdmin },
     });
-    return updated;
+    return { approved: updated, published: state === 'published' };
   });
   // Only a published server's capabilities are exposed; approving one of a draft changes no gateway.
-  if (server.publish_state === 'published') await announceServerExposureChange(deps, server.id);
+  if (published) await announceServerExposureChange(deps, server.id);
   return toCapability(approved);
 }

@@ -1,6 +1,6 @@
 import { AppError, type FieldError, type Queryable } from '@platform/runtime';
 import type { GatewayServerEntry } from '../store/gateways-store';
-import { findOfferedServers, listPresentCapabilityNames, type CapabilityNameRow } from '../store/gateway-servers-store';
+import { findOfferedServers, holdServersAgainstDeletion, listPresentCapabilityNames, type CapabilityNameRow } from '../store/gateway-servers-store';
 import type { TeamAudience } from '../store/visibility';
 import { assignExposedNames } from './gateway-names';
 import type { ServerChoice } from './gateway-rules';
@@ -17,7 +17,11 @@ const collision = (message: string) => new AppError('name_collision', message);
  * Run inside the change's transaction.
  */
 export async function composeGatewayServers(db: Queryable, audience: TeamAudience, choices: readonly ServerChoice[]): Promise<GatewayServerEntry[]> {
-  const offered = new Map((await findOfferedServers(db, choices.map((c) => c.serverId), audience)).map((row) => [row.id, row]));
+  const ids = choices.map((c) => c.serverId);
+  // Held before they are read (a statement of its own, so the read sees a deletion that was waited for as done):
+  // a server deleted meanwhile is then simply not offered (400), never a failed insert.
+  await holdServersAgainstDeletion(db, ids);
+  const offered = new Map((await findOfferedServers(db, ids, audience)).map((row) => [row.id, row]));
   const missing: FieldError[] = choices.flatMap((choice, index) =>
     offered.has(choice.serverId) ? [] : [{ field: `servers.${index}.serverId`, problem: 'is not an MCP server offered to this team' }],
   );

@@ -15,6 +15,18 @@ export interface CapabilityNameRow {
   name: string;
 }
 
+/**
+ * Holds the given servers (those that exist) against deletion until the transaction ends, in id order. FOR KEY SHARE
+ * is what the foreign key of the rows the change then inserts takes anyway: taken first, a server's deletion (which
+ * locks its row FOR UPDATE before it removes the server's gateway rows) either waits for the change or is over before
+ * the change reads the server. Without it the change read a server the deletion was removing and then failed its
+ * insert (a foreign key violation), or deadlocked with the deletion over the gateway's row of that server: a 500.
+ */
+export async function holdServersAgainstDeletion(db: Queryable, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await db.query('SELECT id FROM catalog.mcp_servers WHERE id = ANY($1::uuid[]) ORDER BY id FOR KEY SHARE', [ids]);
+}
+
 /** Of the given servers, those offered to the team (others, and unknown ids, are simply absent). */
 export async function findOfferedServers(db: Queryable, ids: readonly string[], audience: TeamAudience): Promise<OfferedServerRow[]> {
   if (ids.length === 0) return [];

@@ -11,6 +11,12 @@ export async function findMcpServerById(db: Queryable, id: string, forUpdate = f
   return rows[0] ?? null;
 }
 
+/** The server's publish state as committed now (null when it is gone). */
+export async function publishStateOf(db: Queryable, id: string): Promise<PublishState | null> {
+  const { rows } = await db.query<{ publish_state: PublishState }>('SELECT publish_state FROM catalog.mcp_servers WHERE id = $1', [id]);
+  return rows[0]?.publish_state ?? null;
+}
+
 /**
  * A publication request: the new state (pending, or published under self_publish), its time and note. The previous
  * review belonged to an earlier request and is cleared (the audit log keeps it).

@@ -17,11 +17,11 @@ const collision = (message: string) => new AppError('name_collision', message);
  * Run inside the change's transaction.
  */
 export async function composeGatewayServers(db: Queryable, audience: TeamAudience, choices: readonly ServerChoice[]): Promise<GatewayServerEntry[]> {
-  const ids = choices.map((c) => c.serverId);
   // Held before they are read (a statement of its own, so the read sees a deletion that was waited for as done):
-  // a server deleted meanwhile is then simply not offered (400), never a failed insert.
-  await holdServersAgainstDeletion(db, ids);
-  const offered = new Map((await findOfferedServers(db, ids, audience)).map((row) => [row.id, row]));
+  // a server deleted meanwhile is then simply not offered (400), never a failed insert. Only the held ones are
+  // read: one offered only after the hold would go unheld, so it is not offered yet.
+  const held = await holdServersAgainstDeletion(db, choices.map((c) => c.serverId), audience);
+  const offered = new Map((await findOfferedServers(db, held, audience)).map((row) => [row.id, row]));
   const missing: FieldError[] = choices.flatMap((choice, index) =>
     offered.has(choice.serverId) ? [] : [{ field: `servers.${index}.serverId`, problem: 'is not an MCP server offered to this team' }],
   );

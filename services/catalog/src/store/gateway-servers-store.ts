@@ -16,15 +16,21 @@ export interface CapabilityNameRow {
 }
 
 /**
- * Holds the given servers (those that exist) against deletion until the transaction ends, in id order. FOR KEY SHARE
- * is what the foreign key of the rows the change then inserts takes anyway: taken first, a server's deletion (which
- * locks its row FOR UPDATE before it removes the server's gateway rows) either waits for the change or is over before
- * the change reads the server. Without it the change read a server the deletion was removing and then failed its
- * insert (a foreign key violation), or deadlocked with the deletion over the gateway's row of that server: a 500.
+ * Holds the given servers offered to the team against deletion until the transaction ends, in id order; answers
+ * the ids held. FOR KEY SHARE is what the foreign key of the rows the change then inserts takes anyway: taken first,
+ * a server's deletion (which locks its row FOR UPDATE before it removes the server's gateway rows) either waits for
+ * the change or is over before the change reads the server. Without it the change read a server the deletion was
+ * removing and then failed its insert (a foreign key violation), or deadlocked with the deletion over the gateway's
+ * row of that server: a 500. Servers not offered to the team are neither locked nor waited for: another team's id
+ * is answered as promptly as an unknown one, and never delays that team's own changes.
  */
-export async function holdServersAgainstDeletion(db: Queryable, ids: readonly string[]): Promise<void> {
-  if (ids.length === 0) return;
-  await db.query('SELECT id FROM catalog.mcp_servers WHERE id = ANY($1::uuid[]) ORDER BY id FOR KEY SHARE', [ids]);
+export async function holdServersAgainstDeletion(db: Queryable, ids: readonly string[], audience: TeamAudience): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const { rows } = await db.query<{ id: string }>(
+    `SELECT s.id FROM catalog.mcp_servers s WHERE s.id = ANY($1::uuid[]) AND ${offeredToTeamSql('s', '$2', '$3')} ORDER BY s.id FOR KEY SHARE OF s`,
+    [ids, audience.teamId, audience.personal],
+  );
+  return rows.map((row) => row.id);
 }
 
 /** Of the given servers, those offered to the team (others, and unknown ids, are simply absent). */

@@ -15,6 +15,7 @@ import {
 import { startUpstream, type Upstream } from '../capabilities/upstream';
 import { PLATFORM_TEAM, PUBLIC_URL, registerServer } from '../platform-servers/support';
 import { capabilitiesOf, registerDiscoveredServer } from '../publishing/support';
+import { outboxMarks, writtenSince } from './written';
 
 /**
  * The house standard on the catalog's write routes (issue 5): bad input gets a clear error with the documented
@@ -232,27 +233,6 @@ describe('catalog write routes: bad input gets the documented error and changes 
     return out;
   }
 
-  async function outboxMarks(): Promise<{ catalog: string; identity: string }> {
-    const { rows } = await db.query<{ catalog: string; identity: string }>(
-      'SELECT (SELECT coalesce(max(id), 0) FROM catalog.outbox)::text AS catalog, (SELECT coalesce(max(id), 0) FROM identity.outbox)::text AS identity',
-    );
-    return rows[0]!;
-  }
-
-  /**
-   * What the request wrote that is read synchronously: rows of either outbox (catalog's audit entries and domain
-   * events, identity's events) and identity's own audit entries (identity stores those directly), by request id.
-   */
-  async function writtenSince(marks: { catalog: string; identity: string }, requestId: string): Promise<string[]> {
-    const { rows } = await db.query<{ row: string }>(
-      `SELECT 'catalog outbox ' || topic || ' ' || (payload->>'type') AS row FROM catalog.outbox WHERE id > $1
-       UNION ALL SELECT 'identity outbox ' || topic || ' ' || (payload->>'type') FROM identity.outbox WHERE id > $2
-       UNION ALL SELECT 'audit entry ' || action FROM identity.audit_entries WHERE request_id = $3`,
-      [marks.catalog, marks.identity, requestId],
-    );
-    return rows.map((r) => r.row);
-  }
-
   /** A resource's current ETag, for the cases that send the right revision and fail on something else. */
   async function etagFor(c: BadCase): Promise<string> {
     const path = c.path(w);
@@ -291,7 +271,7 @@ describe('catalog write routes: bad input gets the documented error and changes 
     if (c.ifMatch === 'current') headers['if-match'] = await etagFor(c);
     else if (c.ifMatch !== undefined) headers['if-match'] = c.ifMatch;
     const before = await snapshot();
-    const marks = await outboxMarks();
+    const marks = await outboxMarks(db);
 
     const response = c.raw
       ? await sendRaw(clientOf(c.as), c.method, c.path(w), c.raw, headers)
@@ -305,7 +285,7 @@ describe('catalog write routes: bad input gets the documented error and changes 
       code: c.code,
       ...(c.fields ? { fields: [...c.fields].sort() } : {}),
     });
-    expect(await writtenSince(marks, requestId)).toEqual([]);
+    expect(await writtenSince(db, marks, requestId)).toEqual([]);
     expect(await snapshot()).toEqual(before);
   }
 

@@ -28,6 +28,8 @@ async function revoke(deps: EdgeDeps, req: IncomingMessage, res: ServerResponse,
     clientId: params.get('client_id')!,
     clientIp: clientAddress,
     requestId: requestIdOf(res),
+    // Only the edge names a reason, for a grant it ends itself (token.ts); a client's revocation has none.
+    reason: '',
   });
   setNoStoreHead(res, 200);
   res.end();

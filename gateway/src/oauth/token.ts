@@ -5,17 +5,23 @@ import type { EdgeDeps } from '../edge-deps';
 import { requestIdOf } from '../request-id';
 import { missingParameter, mountPostEndpoint, refusedClientAuthentication, type OAuthPostEndpoint } from './endpoint';
 import { readForm } from './form-body';
+import { createGrantAccessCheck } from './grant-access';
 import { sendNoStoreJson } from './no-store';
 import { sendOAuthError } from './oauth-errors';
 
 export const TOKEN_PATH = '/oauth/token';
 
+/** Whether the person of an issued grant may still use its gateway (`grant-access.ts`). */
+type GrantAccessCheck = (grant: TokenResponse) => Promise<boolean>;
+
 /**
  * `POST /oauth/token` (RFC 6749 §3.2, OAuth 2.1): form-encoded, public clients, grants `authorization_code`
- * (PKCE required) and `refresh_token`. The identity service decides; the edge shapes the answer.
+ * (PKCE required) and `refresh_token`. The identity service decides; the edge shapes the answer, and hands tokens
+ * over only while the person may still use the grant's gateway.
  */
 export function tokenEndpoint(deps: EdgeDeps): OAuthPostEndpoint {
-  return { path: TOKEN_PATH, endpoint: 'token', handler: (req, res, clientAddress) => token(deps, req, res, clientAddress) };
+  const grantAccess = createGrantAccessCheck(deps);
+  return { path: TOKEN_PATH, endpoint: 'token', handler: (req, res, clientAddress) => token(deps, grantAccess, req, res, clientAddress) };
 }
 
 /**
@@ -27,13 +33,14 @@ export function mountToken(app: Express, deps: EdgeDeps): void {
   mountPostEndpoint(app, deps, tokenEndpoint(deps));
 }
 
-async function token(deps: EdgeDeps, req: IncomingMessage, res: ServerResponse, clientAddress: string): Promise<void> {
+async function token(deps: EdgeDeps, grantAccess: GrantAccessCheck, req: IncomingMessage, res: ServerResponse, clientAddress: string): Promise<void> {
   const form = await readForm(req);
   if (!form.ok) return sendOAuthError(res, 'invalid_request', form.problem);
   const params = form.params;
   if (refusedClientAuthentication(req, res, params)) return;
   const grantType = params.get('grant_type');
   const common = { clientIp: clientAddress, requestId: requestIdOf(res), resource: params.get('resource') ?? '' };
+  const send = (result: TokenResponse) => sendGrant(deps, grantAccess, res, result, { ...common, clientId: params.get('client_id')! });
   if (grantType === 'authorization_code') {
     if (missingParameter(res, params, ['code', 'code_verifier', 'client_id'])) return;
     const result = await deps.clients.identity.exchangeCode({
@@ -43,7 +50,7 @@ async function token(deps: EdgeDeps, req: IncomingMessage, res: ServerResponse, 
       redirectUri: params.get('redirect_uri') ?? '',
       codeVerifier: params.get('code_verifier')!,
     });
-    return sendTokens(res, result);
+    return send(result);
   }
   if (grantType === 'refresh_token') {
     if (missingParameter(res, params, ['refresh_token', 'client_id'])) return;
@@ -52,14 +59,42 @@ async function token(deps: EdgeDeps, req: IncomingMessage, res: ServerResponse, 
       refreshToken: params.get('refresh_token')!,
       clientId: params.get('client_id')!,
     });
-    return sendTokens(res, result);
+    return send(result);
   }
   if (grantType === undefined) return sendOAuthError(res, 'invalid_request', 'grant_type is required');
   sendOAuthError(res, 'unsupported_grant_type', 'Supported grant types: authorization_code, refresh_token');
 }
 
-function sendTokens(res: ServerResponse, result: TokenResponse): void {
+/**
+ * Identity's answer to a grant. Success is handed over only when the person may still use the grant's gateway: a
+ * refresh (or a code exchanged) after they lost access must fail, so the edge ends the grant it was just given
+ * (the connection, audited with reason gateway_access_lost) and answers invalid_grant. If the check itself fails
+ * (the catalog is unavailable), nothing is handed over: a 503, and the client may retry with the same refresh token
+ * within the 30 s replay grace.
+ */
+async function sendGrant(
+  deps: EdgeDeps,
+  grantAccess: GrantAccessCheck,
+  res: ServerResponse,
+  result: TokenResponse,
+  request: { clientId: string; clientIp: string; requestId: string },
+): Promise<void> {
   if (result.error?.error) return sendOAuthError(res, result.error.error, result.error.errorDescription);
+  if (!(await grantAccess(result))) {
+    await deps.clients.identity.revokeToken({
+      token: result.refreshToken,
+      tokenTypeHint: 'refresh_token',
+      clientId: request.clientId,
+      clientIp: request.clientIp,
+      requestId: request.requestId,
+      reason: 'gateway_access_lost',
+    });
+    return sendOAuthError(res, 'invalid_grant', 'The grant is no longer valid: the gateway cannot be used by this person. Authorize again.');
+  }
+  sendTokens(res, result);
+}
+
+function sendTokens(res: ServerResponse, result: TokenResponse): void {
   sendNoStoreJson(
     res,
     200,

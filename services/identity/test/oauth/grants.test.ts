@@ -297,6 +297,10 @@ describeWith('postgres', 'OAuth grants (identity service)', () => {
         refreshToken: expect.stringMatching(/^svcrt_[A-Za-z0-9_-]{43}$/),
         expiresIn: 3600,
         tokenType: 'Bearer',
+        // For the edge's gateway access check before it hands the tokens over (never sent to the client).
+        personId: person.id,
+        gatewayId: grant.gw.id,
+        gatewaySlug: grant.gw.slug,
       });
       const valid = await validate(tokens.accessToken, grant.gw.slug);
       expect(valid).toMatchObject({ valid: true, personId: person.id, email: person.email, gatewayId: grant.gw.id, clientId: grant.clientId, clientName: 'Test Client', clientVerified: false });
@@ -336,6 +340,14 @@ describeWith('postgres', 'OAuth grants (identity service)', () => {
       expect(winners).toHaveLength(1);
       expect(results.filter((r) => r.error?.error === 'invalid_grant')).toHaveLength(1);
       expect((await validate(winners[0]!.accessToken, grant.gw.slug)).valid).toBe(false);
+    });
+
+    it('stores a code only as its keyed digest, never the code itself', async () => {
+      const grant = await authorize();
+      const rows = (await db.query('SELECT row_to_json(c)::text AS row, digest FROM identity.oauth_codes c WHERE client_id = $1', [grant.clientId])).rows;
+      expect(rows).toHaveLength(1);
+      expect(rows[0].digest).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      expect(rows[0].row).not.toContain(grant.code);
     });
 
     it('a code expires after 60 seconds', async () => {
@@ -389,7 +401,15 @@ describeWith('postgres', 'OAuth grants (identity service)', () => {
       const { tokens, clientId, gw } = await connect();
       const connectionId = await connectionOf(tokens.accessToken, gw.slug);
       const next = await refresh(tokens.refreshToken, clientId, gw.resource);
-      expect(next).toEqual({ accessToken: expect.stringMatching(/^svcat_/), refreshToken: expect.stringMatching(/^svcrt_/), expiresIn: 3600, tokenType: 'Bearer' });
+      expect(next).toEqual({
+        accessToken: expect.stringMatching(/^svcat_/),
+        refreshToken: expect.stringMatching(/^svcrt_/),
+        expiresIn: 3600,
+        tokenType: 'Bearer',
+        personId: person.id,
+        gatewayId: gw.id,
+        gatewaySlug: gw.slug,
+      });
       expect(next.refreshToken).not.toBe(tokens.refreshToken);
       expect((await validate(next.accessToken, gw.slug)).connectionId).toBe(connectionId);
       expect(await generationOf(connectionId)).toBe(2);
@@ -597,7 +617,7 @@ describeWith('postgres', 'OAuth grants (identity service)', () => {
     it('an access token revokes only itself', async () => {
       const { tokens, clientId, gw } = await connect();
       const connectionId = await connectionOf(tokens.accessToken, gw.slug);
-      await identity().revokeToken({ token: tokens.accessToken, tokenTypeHint: 'access_token', clientId, clientIp: '203.0.113.12', requestId: 'r' });
+      await identity().revokeToken({ token: tokens.accessToken, tokenTypeHint: 'access_token', clientId, clientIp: '203.0.113.12', requestId: 'r', reason: '' });
       expect((await validate(tokens.accessToken, gw.slug)).valid).toBe(false);
       const next = await refresh(tokens.refreshToken, clientId);
       expect(next.error).toBeUndefined();
@@ -609,20 +629,32 @@ describeWith('postgres', 'OAuth grants (identity service)', () => {
     it('a refresh token revokes the whole connection (even with a wrong hint)', async () => {
       const { tokens, clientId, gw } = await connect();
       const connectionId = await connectionOf(tokens.accessToken, gw.slug);
-      await identity().revokeToken({ token: tokens.refreshToken, tokenTypeHint: 'access_token', clientId, clientIp: '', requestId: '' });
+      await identity().revokeToken({ token: tokens.refreshToken, tokenTypeHint: 'access_token', clientId, clientIp: '', requestId: '', reason: '' });
       expect((await validate(tokens.accessToken, gw.slug)).valid).toBe(false);
       expect((await refresh(tokens.refreshToken, clientId)).error?.error).toBe('invalid_grant');
       const [entry] = await eventually(() => auditEntries(db, 'oauth.revoke', connectionId), (rows) => rows.length === 1);
       expect(entry!.metadata).toEqual({ connectionId, kind: 'refresh_token', clientId });
     });
 
+    it('the edge ending a grant itself names its reason in the audit entry; an unknown reason is refused, changing nothing', async () => {
+      const { tokens, clientId, gw } = await connect();
+      const connectionId = await connectionOf(tokens.accessToken, gw.slug);
+      const revoke = (reason: string) => identity().revokeToken({ token: tokens.refreshToken, tokenTypeHint: 'refresh_token', clientId, clientIp: '', requestId: '', reason });
+      await expect(revoke('because')).rejects.toMatchObject({ code: 'invalid_request' });
+      expect((await validate(tokens.accessToken, gw.slug)).valid).toBe(true);
+      await expect(revoke('gateway_access_lost')).resolves.toEqual({});
+      expect((await validate(tokens.accessToken, gw.slug)).valid).toBe(false);
+      const [entry] = await eventually(() => auditEntries(db, 'oauth.revoke', connectionId), (rows) => rows.length === 1);
+      expect(entry!.metadata).toEqual({ connectionId, kind: 'refresh_token', clientId, reason: 'gateway_access_lost' });
+    });
+
     it("another client's token or an unknown one: success, nothing changed, nothing audited", async () => {
       const { tokens, clientId, gw } = await connect();
       const connectionId = await connectionOf(tokens.accessToken, gw.slug);
       const other = (await register()).client_id;
-      await expect(identity().revokeToken({ token: tokens.refreshToken, tokenTypeHint: '', clientId: other, clientIp: '', requestId: '' })).resolves.toEqual({});
-      await expect(identity().revokeToken({ token: 'svcrt_nothing', tokenTypeHint: '', clientId, clientIp: '', requestId: '' })).resolves.toEqual({});
-      await expect(identity().revokeToken({ token: 'garbage', tokenTypeHint: '', clientId, clientIp: '', requestId: '' })).resolves.toEqual({});
+      await expect(identity().revokeToken({ token: tokens.refreshToken, tokenTypeHint: '', clientId: other, clientIp: '', requestId: '', reason: '' })).resolves.toEqual({});
+      await expect(identity().revokeToken({ token: 'svcrt_nothing', tokenTypeHint: '', clientId, clientIp: '', requestId: '', reason: '' })).resolves.toEqual({});
+      await expect(identity().revokeToken({ token: 'garbage', tokenTypeHint: '', clientId, clientIp: '', requestId: '', reason: '' })).resolves.toEqual({});
       expect((await validate(tokens.accessToken, gw.slug)).valid).toBe(true);
       expect((await refresh(tokens.refreshToken, clientId)).error).toBeUndefined();
       await new Promise((resolve) => setTimeout(resolve, 1500));

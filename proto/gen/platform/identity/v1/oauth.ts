@@ -119,7 +119,16 @@ export interface TokenResponse {
   expiresIn: number;
   tokenType: string;
   /** Set on failure. */
-  error?: OAuthError | undefined;
+  error?:
+    | OAuthError
+    | undefined;
+  /**
+   * Set on success, for the edge only (never sent to the client): whose grant it is and for which gateway, so the
+   * edge can check that the person may still use the gateway before it hands the tokens over.
+   */
+  personId: string;
+  gatewayId: string;
+  gatewaySlug: string;
 }
 
 export interface RefreshTokenRequest {
@@ -137,6 +146,11 @@ export interface RevokeTokenRequest {
   clientId: string;
   clientIp: string;
   requestId: string;
+  /**
+   * Empty when the client asked (RFC 7009). "gateway_access_lost" when the edge ends a grant it has just issued
+   * because the person may no longer use its gateway; recorded in the audit entry.
+   */
+  reason: string;
 }
 
 export interface RevokeTokenResponse {
@@ -1426,7 +1440,16 @@ export const ExchangeCodeRequest: MessageFns<ExchangeCodeRequest> = {
 };
 
 function createBaseTokenResponse(): TokenResponse {
-  return { accessToken: "", refreshToken: "", expiresIn: 0, tokenType: "", error: undefined };
+  return {
+    accessToken: "",
+    refreshToken: "",
+    expiresIn: 0,
+    tokenType: "",
+    error: undefined,
+    personId: "",
+    gatewayId: "",
+    gatewaySlug: "",
+  };
 }
 
 export const TokenResponse: MessageFns<TokenResponse> = {
@@ -1445,6 +1468,15 @@ export const TokenResponse: MessageFns<TokenResponse> = {
     }
     if (message.error !== undefined) {
       OAuthError.encode(message.error, writer.uint32(42).fork()).join();
+    }
+    if (message.personId !== "") {
+      writer.uint32(50).string(message.personId);
+    }
+    if (message.gatewayId !== "") {
+      writer.uint32(58).string(message.gatewayId);
+    }
+    if (message.gatewaySlug !== "") {
+      writer.uint32(66).string(message.gatewaySlug);
     }
     return writer;
   },
@@ -1502,6 +1534,30 @@ export const TokenResponse: MessageFns<TokenResponse> = {
             message.error = OAuthError.decode(reader, reader.uint32());
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.personId = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.gatewayId = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.gatewaySlug = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1537,6 +1593,21 @@ export const TokenResponse: MessageFns<TokenResponse> = {
         ? globalThis.String(object.token_type)
         : "",
       error: isSet(object.error) ? OAuthError.fromJSON(object.error) : undefined,
+      personId: isSet(object.personId)
+        ? globalThis.String(object.personId)
+        : isSet(object.person_id)
+        ? globalThis.String(object.person_id)
+        : "",
+      gatewayId: isSet(object.gatewayId)
+        ? globalThis.String(object.gatewayId)
+        : isSet(object.gateway_id)
+        ? globalThis.String(object.gateway_id)
+        : "",
+      gatewaySlug: isSet(object.gatewaySlug)
+        ? globalThis.String(object.gatewaySlug)
+        : isSet(object.gateway_slug)
+        ? globalThis.String(object.gateway_slug)
+        : "",
     };
   },
 
@@ -1556,6 +1627,15 @@ export const TokenResponse: MessageFns<TokenResponse> = {
     }
     if (message.error !== undefined) {
       obj.error = OAuthError.toJSON(message.error);
+    }
+    if (message.personId !== "") {
+      obj.personId = message.personId;
+    }
+    if (message.gatewayId !== "") {
+      obj.gatewayId = message.gatewayId;
+    }
+    if (message.gatewaySlug !== "") {
+      obj.gatewaySlug = message.gatewaySlug;
     }
     return obj;
   },
@@ -1698,7 +1778,7 @@ export const RefreshTokenRequest: MessageFns<RefreshTokenRequest> = {
 };
 
 function createBaseRevokeTokenRequest(): RevokeTokenRequest {
-  return { token: "", tokenTypeHint: "", clientId: "", clientIp: "", requestId: "" };
+  return { token: "", tokenTypeHint: "", clientId: "", clientIp: "", requestId: "", reason: "" };
 }
 
 export const RevokeTokenRequest: MessageFns<RevokeTokenRequest> = {
@@ -1717,6 +1797,9 @@ export const RevokeTokenRequest: MessageFns<RevokeTokenRequest> = {
     }
     if (message.requestId !== "") {
       writer.uint32(42).string(message.requestId);
+    }
+    if (message.reason !== "") {
+      writer.uint32(50).string(message.reason);
     }
     return writer;
   },
@@ -1774,6 +1857,14 @@ export const RevokeTokenRequest: MessageFns<RevokeTokenRequest> = {
             message.requestId = reader.string();
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1809,6 +1900,7 @@ export const RevokeTokenRequest: MessageFns<RevokeTokenRequest> = {
         : isSet(object.request_id)
         ? globalThis.String(object.request_id)
         : "",
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
     };
   },
 
@@ -1828,6 +1920,9 @@ export const RevokeTokenRequest: MessageFns<RevokeTokenRequest> = {
     }
     if (message.requestId !== "") {
       obj.requestId = message.requestId;
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
     }
     return obj;
   },

@@ -77,7 +77,7 @@ async function rotateLiveToken(deps: IdentityDeps, digest: string, request: Refr
   if (!(await rotationBatcher(deps).submit({ digest, expected: token, pair: pair.stored, audit }))) return null;
   if (contexts.size >= ISSUED_CONTEXTS_LIMIT) contexts.delete(contexts.keys().next().value!);
   contexts.set(pair.stored.refreshDigest, { ...token, generation, refresh_generation: generation });
-  return tokenResponse(pair.values);
+  return tokenResponse(pair.values, token);
 }
 
 /** Large enough that one statement serves a busy moment's grants; the statement's cost grows with its rows. */
@@ -168,7 +168,7 @@ async function issuePair(deps: IdentityDeps, tx: Transaction, row: RefreshContex
   const pair = newTokenPair(deps, generation);
   await insertRotatedPair(tx, row.connection_id, pair.stored);
   await writeOAuthAudit(tx, tokenIssueEntry(row, generation, request));
-  return tokenResponse(pair.values);
+  return tokenResponse(pair.values, row);
 }
 
 /** `oauth.token_issue` for a refresh grant: who, through which client, on which connection and gateway. Never a token. */

@@ -13,13 +13,20 @@ import { anonymousActor, gatewayParent, personActor, viaClient, writeOAuthAudit 
 import { ACCESS_TOKEN_PREFIX, REFRESH_TOKEN_PREFIX } from './token-pair';
 import { UUID } from './validation';
 
+/** Why the edge itself revokes a grant (the client never sets a reason; RFC 7009 has none). */
+const EDGE_REVOCATION_REASONS = ['gateway_access_lost'] as const;
+
 /**
  * RFC 7009 revocation: a refresh token ends its whole connection, an access token only itself. A token of
  * another client, an unknown, expired or already revoked one changes nothing and still succeeds (the edge
  * answers 200). The hint is not needed: the token's kind is known from the store. Audited, and the auth
- * generation moved (edges stop trusting what they remember), only when something was revoked.
+ * generation moved (edges stop trusting what they remember), only when something was revoked. The edge also ends
+ * a grant it has just issued when the person may no longer use its gateway (reason gateway_access_lost).
  */
 export async function revokeToken(deps: IdentityDeps, request: RevokeTokenRequest): Promise<RevokeTokenResponse> {
+  if (request.reason && !(EDGE_REVOCATION_REASONS as readonly string[]).includes(request.reason)) {
+    throw AppError.invalid('Unknown revocation reason', [{ field: 'reason', problem: `must be empty or one of ${EDGE_REVOCATION_REASONS.join(', ')}` }]);
+  }
   const token = request.token;
   if (!token || !request.clientId || !(token.startsWith(ACCESS_TOKEN_PREFIX) || token.startsWith(REFRESH_TOKEN_PREFIX))) return {};
   const digest = deps.secrets.digester.digest(token);
@@ -37,7 +44,12 @@ export async function revokeToken(deps: IdentityDeps, request: RevokeTokenReques
       clientIp: request.clientIp,
       target: { type: 'oauth_connection', id: presented.connection_id, label: presented.client_name || presented.client_id },
       parent: gatewayParent(presented.gateway_id, presented.gateway_slug),
-      metadata: { connectionId: presented.connection_id, kind: presented.kind === 'refresh' ? 'refresh_token' : 'access_token', clientId: presented.client_id },
+      metadata: {
+        connectionId: presented.connection_id,
+        kind: presented.kind === 'refresh' ? 'refresh_token' : 'access_token',
+        clientId: presented.client_id,
+        ...(request.reason ? { reason: request.reason } : {}),
+      },
     });
     return true;
   });

@@ -23,6 +23,21 @@ export function newTokenPair(deps: IdentityDeps, generation: number): { values: 
   };
 }
 
-export function tokenResponse(values: { access: string; refresh: string }): TokenResponse {
-  return { accessToken: values.access, refreshToken: values.refresh, expiresIn: ACCESS_TOKEN_TTL_SECONDS, tokenType: 'Bearer' };
+/** Whose grant the pair belongs to and for which gateway: the edge checks the person may still use it (docs/oauth.md). */
+export interface GrantOwner {
+  person_id: string;
+  gateway_id: string;
+  gateway_slug: string;
+}
+
+export function tokenResponse(values: { access: string; refresh: string }, grant: GrantOwner): TokenResponse {
+  return {
+    accessToken: values.access,
+    refreshToken: values.refresh,
+    expiresIn: ACCESS_TOKEN_TTL_SECONDS,
+    tokenType: 'Bearer',
+    personId: grant.person_id,
+    gatewayId: grant.gateway_id,
+    gatewaySlug: grant.gateway_slug,
+  };
 }

@@ -83,7 +83,7 @@ export async function exchangeCode(deps: IdentityDeps, request: ExchangeCodeRequ
         parent: gatewayParent(code.gateway_id, code.gateway_slug),
         metadata: { clientId: code.client_id, gatewayId: code.gateway_id, connectionId, grant: 'authorization_code' },
       });
-      return tokenResponse(pair.values);
+      return tokenResponse(pair.values, code);
     });
   } catch (error) {
     if (error instanceof OAuthRefusal) return { ...empty, error: error.oauth };
@@ -92,4 +92,4 @@ export async function exchangeCode(deps: IdentityDeps, request: ExchangeCodeRequ
 }
 
 /** The success fields left empty, for error results. */
-export const empty: TokenResponse = { accessToken: '', refreshToken: '', expiresIn: 0, tokenType: '' };
+export const empty: TokenResponse = { accessToken: '', refreshToken: '', expiresIn: 0, tokenType: '', personId: '', gatewayId: '', gatewaySlug: '' };

@@ -1,6 +1,6 @@
 import type { ListCapabilitiesRequest, ListCapabilitiesResponse, RefreshMcpServerRequest } from '@platform/proto/gen/platform/catalog/v1/catalog';
 import { ActorKind, type PageRequest, type RequestContext } from '@platform/proto/gen/platform/common/v1/common';
-import { AppError, auditContext, firstAbortOf, parseAllowedNetworks, writeAuditEvent, type Transaction } from '@platform/runtime';
+import { AppError, auditContext, firstAbortOf, writeAuditEvent, type Transaction } from '@platform/runtime';
 import { SCHEMA, type CatalogDeps } from '../deps';
 import { listServerCapabilities, lockPresentCapabilities, markCapabilitiesGone, pruneGoneUnapprovedCapabilities, recordRefreshOutcome, upsertCapabilities, type CapabilityRow } from '../store/capabilities-store';
 import type { McpServerRow } from '../store/mcp-servers-mappers';
@@ -14,8 +14,7 @@ import { UUID } from './gateway-rules';
 import { writableTeam } from './publish-policy';
 import { announceServerExposureChange, refreshChangesExposure } from './refresh-exposure';
 import { upstreamErrorForLog } from './upstream-error-log';
-import type { DiscoveryTarget } from './upstream-exchange';
-import { upstreamHeadersOf } from './upstream-headers';
+import { upstreamTargetOf } from './upstream-exchange';
 
 const NOT_FOUND = () => AppError.notFound('MCP server');
 
@@ -26,16 +25,6 @@ async function teamServer(deps: CatalogDeps, teamId: string, serverId: string): 
 }
 
 /** How to reach the server, with its static headers unsealed for the discovery connection. */
-function targetOf(deps: CatalogDeps, row: McpServerRow): DiscoveryTarget {
-  return {
-    url: row.url,
-    transport: row.transport,
-    headers: upstreamHeadersOf(deps, row),
-    timeoutSeconds: row.timeout_seconds,
-    allowedNetworks: parseAllowedNetworks(deps.config.env.ALLOWED_INTERNAL_NETWORKS),
-  };
-}
-
 async function auditRefresh(tx: Transaction, context: RequestContext | undefined, row: McpServerRow, metadata: Record<string, unknown>) {
   await writeAuditEvent(tx, SCHEMA, {
     ...auditContext(context),
@@ -180,7 +169,7 @@ async function discoverAndStore(
   let found: DiscoveredCapability[];
   try {
     // The wait for a slot counts against the budget: the caller's answer is bounded either way.
-    found = await deps.discoverySlots.run(server.team_id, stop, () => discoverCapabilities(targetOf(deps, server), stop));
+    found = await deps.discoverySlots.run(server.team_id, stop, () => discoverCapabilities(upstreamTargetOf(deps, server), stop));
   } catch (error) {
     // Nothing was asked of the upstream: nothing learnt about it, so nothing recorded on the server.
     if (error instanceof DiscoverySlotWaitEnded) {

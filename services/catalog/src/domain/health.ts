@@ -1,15 +1,13 @@
 import { performance } from 'node:perf_hooks';
 import { SseError } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { parseAllowedNetworks } from '@platform/runtime';
 import type { CatalogDeps } from '../deps';
 import { writeHealthEvent } from '../events/health-events';
 import { recordHealth, type HealthOutcome } from '../store/health-store';
 import type { McpServerRow } from '../store/mcp-servers-mappers';
 import { classify } from './discovery';
 import { raced } from './upstream-client';
-import { upstreamExchange, type DiscoveryTarget } from './upstream-exchange';
-import { upstreamHeadersOf } from './upstream-headers';
+import { upstreamExchange, upstreamTargetOf, type DiscoveryTarget } from './upstream-exchange';
 
 export type HealthDeps = Pick<CatalogDeps, 'db' | 'logger' | 'config' | 'secrets'>;
 
@@ -61,16 +59,7 @@ export async function probeUpstream(target: DiscoveryTarget, signal: AbortSignal
  * connection (URL, transport, headers) the server left while it ran writes nothing.
  */
 export async function checkServerHealth(deps: HealthDeps, server: McpServerRow, signal: AbortSignal): Promise<void> {
-  const outcome = await probeUpstream(
-    {
-      url: server.url,
-      transport: server.transport,
-      headers: upstreamHeadersOf(deps, server),
-      timeoutSeconds: server.timeout_seconds,
-      allowedNetworks: parseAllowedNetworks(deps.config.env.ALLOWED_INTERNAL_NETWORKS),
-    },
-    signal,
-  );
+  const outcome = await probeUpstream(upstreamTargetOf(deps, server), signal);
   if (!outcome) return;
   await deps.db.transaction(async (tx) => {
     // Stored only while the server still connects as probed (a change of URL, transport or headers meanwhile wins).

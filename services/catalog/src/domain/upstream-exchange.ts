@@ -3,9 +3,12 @@ import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { firstAbortOf, type ParsedCidr } from '@platform/runtime';
+import { firstAbortOf, parseAllowedNetworks, type ParsedCidr } from '@platform/runtime';
+import type { CatalogDeps } from '../deps';
+import type { McpServerRow } from '../store/mcp-servers-mappers';
 import { upstreamClient } from './upstream-client';
 import { guardedFetchFor, MAX_HANDSHAKE_BYTES, type GuardedFetch } from './upstream-fetch';
+import { upstreamHeadersOf } from './upstream-headers';
 import { valueBoundedTransport, type BoundedTransport } from './upstream-messages';
 
 /** What discovery and a health check need of a server: where it is, how to talk to it, and its credential already decrypted. */
@@ -16,6 +19,17 @@ export interface DiscoveryTarget {
   headers: Record<string, string>;
   timeoutSeconds: number;
   allowedNetworks: readonly ParsedCidr[];
+}
+
+/** Where and how a stored server is reached, its credential unsealed: what a discovery and a health check are given. */
+export function upstreamTargetOf(deps: Pick<CatalogDeps, 'config' | 'secrets'>, row: McpServerRow): DiscoveryTarget {
+  return {
+    url: row.url,
+    transport: row.transport,
+    headers: upstreamHeadersOf(deps, row),
+    timeoutSeconds: row.timeout_seconds,
+    allowedNetworks: parseAllowedNetworks(deps.config.env.ALLOWED_INTERNAL_NETWORKS),
+  };
 }
 
 export function transportFor(target: DiscoveryTarget, fetch: (url: string | URL, init?: RequestInit) => Promise<Response>): Transport {

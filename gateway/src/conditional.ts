@@ -44,6 +44,28 @@ export function assertRevision(expected: number, current: number): void {
   }
 }
 
+/** One strong entity-tag (RFC 9110 `opaque-tag`): a quoted run of visible characters other than `"`. */
+const STRONG_ENTITY_TAG = /^"([\x21\x23-\x7e]+)"$/;
+
+/**
+ * Parses an optional `If-Match` that names a capability's fingerprint rather than a revision (capability approvals:
+ * the definition the approver saw). Absent or `*` answers `undefined` (no precondition); one strong quoted tag answers
+ * its content. A list, a weak tag (`W/"…"`, never equal under If-Match's strong comparison) or an unquoted value is a
+ * 400, rather than an approval of whatever is current. Separate from parseIfMatch: revisions are integers.
+ */
+export function parseIfMatchFingerprint(value: HeaderValue): string | undefined {
+  if (value === undefined) return undefined;
+  const raw = (Array.isArray(value) ? (value.length === 1 ? value[0]! : '') : value).trim();
+  if (raw === '*') return undefined;
+  const match = STRONG_ENTITY_TAG.exec(raw);
+  if (!match) {
+    throw new AppError('invalid_request', 'If-Match must be the capability\'s fingerprint in quotes (its ETag), or *', {
+      fields: [{ field: 'If-Match', problem: 'must be a single quoted fingerprint such as "9f86d081…", or *' }],
+    });
+  }
+  return match[1]!;
+}
+
 /** The `ETag` value for a revision: a quoted integer. */
 export function etagFor(revision: number): string {
   return `"${revision}"`;

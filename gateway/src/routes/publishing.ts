@@ -1,8 +1,9 @@
 import { z } from 'zod';
-import type { McpServer } from '@platform/proto/gen/platform/catalog/v1/catalog';
+import type { Capability, McpServer } from '@platform/proto/gen/platform/catalog/v1/catalog';
 import { PUBLISH_POLICIES } from '@platform/runtime';
 import { MCP_SERVER_MANAGERS, type RoutePolicy } from '../auth/policy';
 import { requestContextOf, teamOf } from '../auth/caller';
+import { parseIfMatchFingerprint } from '../conditional';
 import type { EdgeDeps } from '../edge-deps';
 import { capabilitySchema, presentCapability } from '../presenters/capability';
 import { mcpServerSchema, presentMcpServer } from '../presenters/mcp-server';
@@ -16,6 +17,17 @@ const TEAM_APPROVERS: RoutePolicy = { ...MCP_SERVER_MANAGERS, callers: 'team own
 const serverId = z.uuid().meta({ description: 'MCP server id.' });
 const capabilityId = z.uuid().meta({ description: 'Capability id.' });
 const note = z.string().max(2000).meta({ description: 'Free text kept on the server (at most 2000 characters).' });
+
+/** Both approval routes take the definition the approver saw as an optional precondition (docs/catalog.md). */
+const APPROVAL_PRECONDITION =
+  'Optional `If-Match: "<fingerprint>"` (the capability\'s `fingerprint` as read) approves only that definition: ' +
+  'another current one is 412 `precondition_failed` and nothing changes; without it, or with `*`, the current one ' +
+  'is approved. A list, a weak tag or an unquoted value is 400.';
+const APPROVED = 'The approved capability; `ETag` is its approved fingerprint, quoted';
+const STALE_FINGERPRINT = 'The capability\'s fingerprint is not the one in `If-Match`: redefined since it was read (`precondition_failed`)';
+
+/** The approval's answer: the capability, and the definition approved as its ETag. */
+const approvedCapability = (capability: Capability) => ({ data: presentCapability(capability), headers: { ETag: `"${capability.fingerprint}"` } });
 
 /**
  * Publishing (ops 2 and 13) and capability approvals (op 8): a team asks to publish its server, a platform admin
@@ -96,14 +108,17 @@ export function publishingRoutes(deps: EdgeDeps): AnyRouteDefinition[] {
       summary: 'Approve a new or changed capability',
       description:
         'Approves the capability as it is now, so gateways expose it. Only under the team\'s effective policy ' +
-        '`self_publish` (403 `approval_required` otherwise: a platform admin approves instead). Audited as `capability.approve`.',
+        '`self_publish` (403 `approval_required` otherwise: a platform admin approves instead). ' +
+        APPROVAL_PRECONDITION +
+        ' Audited as `capability.approve`.',
       tags: ['mcp-servers'],
       auth: TEAM_APPROVERS,
       request: { params: z.object({ team: teamParam, serverId, capabilityId }) },
       responses: {
-        200: { description: 'The approved capability', schema: capabilitySchema },
+        200: { description: APPROVED, schema: capabilitySchema },
         403: { description: 'The team\'s effective policy is `approval_required` (`approval_required`)' },
         409: { description: 'Nothing to approve (`not_changed`); gone upstream (`capability_gone`); the team is archived (`team_archived`)' },
+        412: { description: STALE_FINGERPRINT },
       },
       handler: async (ctx) => {
         const capability = await catalog().approveCapability({
@@ -112,8 +127,9 @@ export function publishingRoutes(deps: EdgeDeps): AnyRouteDefinition[] {
           serverId: ctx.params.serverId,
           capabilityId: ctx.params.capabilityId,
           asPlatformAdmin: false,
+          expectedFingerprint: parseIfMatchFingerprint(ctx.req.headers['if-match']),
         });
-        return { data: presentCapability(capability) };
+        return approvedCapability(capability);
       },
     }),
 
@@ -122,13 +138,14 @@ export function publishingRoutes(deps: EdgeDeps): AnyRouteDefinition[] {
       path: '/v1/admin/mcp-servers/{serverId}/capabilities/{capabilityId}/approval',
       operationId: 'adminApproveCapability',
       summary: 'Approve a new or changed capability of any team\'s server',
-      description: 'Whatever the team\'s publish policy. Audited as `capability.approve` in the server\'s team.',
+      description: `Whatever the team's publish policy. ${APPROVAL_PRECONDITION} Audited as \`capability.approve\` in the server's team.`,
       tags: ['mcp-servers'],
       auth: PLATFORM_ADMINS,
       request: { params: z.object({ serverId, capabilityId }) },
       responses: {
-        200: { description: 'The approved capability', schema: capabilitySchema },
+        200: { description: APPROVED, schema: capabilitySchema },
         409: { description: 'Nothing to approve (`not_changed`); gone upstream (`capability_gone`)' },
+        412: { description: STALE_FINGERPRINT },
       },
       handler: async (ctx) => {
         const capability = await catalog().approveCapability({
@@ -137,8 +154,9 @@ export function publishingRoutes(deps: EdgeDeps): AnyRouteDefinition[] {
           serverId: ctx.params.serverId,
           capabilityId: ctx.params.capabilityId,
           asPlatformAdmin: true,
+          expectedFingerprint: parseIfMatchFingerprint(ctx.req.headers['if-match']),
         });
-        return { data: presentCapability(capability) };
+        return approvedCapability(capability);
       },
     }),
 

@@ -26,8 +26,10 @@ async function serverOf(deps: CatalogDeps, request: ApproveCapabilityRequest): P
 /**
  * Op 8: approves a capability as it is now, so the gateways expose it (again). On the team route only under the
  * team's `self_publish` policy (403 `approval_required` otherwise: a platform admin approves instead, through the
- * admin route, whatever the policy). A capability gone upstream is 409 `capability_gone`; one already approved as
- * it is is 409 `not_changed`. Records the approver; audited `capability.approve`.
+ * admin route, whatever the policy). A capability gone upstream is 409 `capability_gone`; when the request names the
+ * fingerprint the approver saw (`expectedFingerprint`, the route's If-Match) and it is not the current one, 412
+ * `precondition_failed`; one already approved as it is is 409 `not_changed`. Records the approver; audited
+ * `capability.approve`.
  */
 export async function approveCapability(deps: CatalogDeps, request: ApproveCapabilityRequest): Promise<Capability> {
   const server = await serverOf(deps, request);
@@ -47,6 +49,11 @@ export async function approveCapability(deps: CatalogDeps, request: ApproveCapab
     const current = await findServerCapability(tx, server.id, capabilityId, true);
     if (!current) throw CAPABILITY_NOT_FOUND();
     if (current.gone_at !== null) throw new AppError('capability_gone', 'The capability is no longer offered by the MCP server');
+    // Under the capability's lock, which a refresh holds while it stores a new definition: the approver approves the
+    // definition they saw or nothing, never one that replaced it after they read it.
+    if (request.expectedFingerprint !== undefined && request.expectedFingerprint !== current.fingerprint) {
+      throw new AppError('precondition_failed', 'The capability\'s definition has changed since it was read (its fingerprint is not the one in If-Match); read it again and retry');
+    }
     if (current.approved_fingerprint === current.fingerprint) throw new AppError('not_changed', 'The capability has no unapproved change');
     // Read under the capability's lock, not before: a publication (or review) committed since the server was read
     // would otherwise go unannounced. One still to come approves this capability too, so it waits for this lock and

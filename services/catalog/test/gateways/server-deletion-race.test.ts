@@ -1,18 +1,7 @@
 import type { Client } from 'pg';
-import {
-  adminClient,
-  databaseOf,
-  describeWith,
-  eventually,
-  newPerson,
-  newTeam,
-  startTestPlatform,
-  unique,
-  type ApiClient,
-  type TestPerson,
-  type TestPlatform,
-} from '@platform/test';
+import { describeWith, eventually, unique, type ApiClient, type TestPerson } from '@platform/test';
 import { holdRows, sessionsWaitingBehind, untilWaitingBehind } from '../held-rows';
+import { heldRowsPlatform } from '../held-rows-platform';
 
 type ApiResponse = Awaited<ReturnType<ApiClient['get']>>;
 
@@ -30,24 +19,13 @@ interface GatewayJson {
  * them waiting. Background checks and discovery are off, so only these requests wait on the rows.
  */
 describeWith('postgres', 'a gateway change racing the deletion of its server', () => {
-  let platform: TestPlatform;
+  const race = heldRowsPlatform();
   let owner: TestPerson;
   let team: string;
   let holder: Client;
   let observer: Client;
-
-  beforeAll(async () => {
-    platform = await startTestPlatform({ env: { ALLOWED_INTERNAL_NETWORKS: '127.0.0.0/8', MCP_HEALTH_CHECK_SECONDS: '0', MCP_REFRESH_SECONDS: '0' } });
-    const admin = await adminClient(platform);
-    owner = await newPerson(platform, admin, 'owner');
-    team = await newTeam(admin, owner);
-    holder = await databaseOf(platform, { required: true });
-    observer = await databaseOf(platform, { required: true });
-  }, 120_000);
-  afterAll(async () => {
-    await holder?.end();
-    await observer?.end();
-    await platform?.stop();
+  beforeAll(() => {
+    ({ owner, team, holder, observer } = race());
   });
 
   const serverPath = (id: string) => `/v1/teams/${team}/mcp-servers/${id}`;
@@ -69,10 +47,6 @@ describeWith('postgres', 'a gateway change racing the deletion of its server', (
   /** Holds a gateway's row of a server (FOR UPDATE) in a transaction of the test; answers its session's pid. */
   const holdGatewayRow = (gatewayId: string, serverId: string) =>
     holdRows(holder, 'SELECT 1 FROM catalog.gateway_servers WHERE gateway_id = $1 AND server_id = $2 FOR UPDATE', [gatewayId, serverId]);
-
-  afterEach(async () => {
-    await holder.query('ROLLBACK');
-  });
 
   it('a change naming a server whose deletion is under way waits for it, then is 400 (not offered) and changes nothing', async () => {
     const kept = await register();

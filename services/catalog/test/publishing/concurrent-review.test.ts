@@ -1,8 +1,9 @@
 import type { Client } from 'pg';
-import { adminClient, databaseOf, describeWith, newPerson, newTeam, startTestPlatform, type ApiClient, type TestPerson, type TestPlatform } from '@platform/test';
+import { describeWith, type ApiClient, type TestPerson } from '@platform/test';
 import { startUpstream, type Upstream } from '../capabilities/upstream';
 import { holdRows, untilWaitingBehind } from '../held-rows';
-import { adminApprovalPath, capabilitiesOf, registerDiscoveredServer, reviewPath, serverPath } from './support';
+import { heldRowsPlatform } from '../held-rows-platform';
+import { adminApprovalPath, capabilitiesOf, outboxCountOf, registerDiscoveredServer, reviewPath, serverPath } from './support';
 
 /**
  * Two platform admins deciding at once (docs/catalog.md, Publishing and approvals): each decision locks what it changes
@@ -10,7 +11,7 @@ import { adminApprovalPath, capabilitiesOf, registerDiscoveredServer, reviewPath
  * audit entry and one event. The overlap is made by holding the row both need in a transaction of the test (held-rows.ts).
  */
 describeWith('postgres', 'concurrent publishing decisions', () => {
-  let platform: TestPlatform;
+  const race = heldRowsPlatform();
   let upstream: Upstream;
   let admin: ApiClient;
   let owner: TestPerson;
@@ -19,33 +20,15 @@ describeWith('postgres', 'concurrent publishing decisions', () => {
   let observer: Client;
 
   beforeAll(async () => {
-    platform = await startTestPlatform({ env: { ALLOWED_INTERNAL_NETWORKS: '127.0.0.0/8', MCP_HEALTH_CHECK_SECONDS: '0', MCP_REFRESH_SECONDS: '0' } });
+    ({ admin, owner, team, holder, observer } = race());
     upstream = await startUpstream('X-Unused');
     upstream.state.tools = [{ name: 'search', description: 'Search the web' }];
-    admin = await adminClient(platform);
-    owner = await newPerson(platform, admin, 'owner');
-    team = await newTeam(admin, owner);
-    holder = await databaseOf(platform, { required: true });
-    observer = await databaseOf(platform, { required: true });
-  }, 120_000);
+  });
   afterAll(async () => {
-    await holder?.end();
-    await observer?.end();
-    await platform?.stop();
     await upstream?.close();
   });
-  afterEach(async () => {
-    await holder.query('ROLLBACK');
-  });
 
-  /** The catalog's outbox entries of `type` (an audit action or a catalog event) about `targetId`, as committed now. */
-  const outboxOf = async (type: string, targetId: string) =>
-    (
-      await observer.query(
-        `SELECT 1 FROM catalog.outbox WHERE payload->>'type' = $1 AND (key = $2 OR payload->'data'->'target'->>'id' = $2)`,
-        [type, targetId],
-      )
-    ).rowCount;
+  const outboxOf = (type: string, targetId: string) => outboxCountOf(observer, type, targetId);
   /** Fires both requests while the test holds what they need, lets go once both wait, and answers their outcomes sorted by status. */
   async function raced(holdSql: string, id: string, send: () => Promise<{ status: number; body: { error?: { code: string } } }>) {
     const holderPid = await holdRows(holder, holdSql, [id]);

@@ -1,3 +1,4 @@
+import type { Client } from 'pg';
 import { databaseOf, eventually, unique, type ApiClient, type TestPlatform } from '@platform/test';
 
 export interface CapabilityJson {
@@ -68,4 +69,22 @@ export async function outboxEventsOf(platform: TestPlatform, serverId: string): 
   } finally {
     await db.end();
   }
+}
+
+/** The catalog's outbox entries of `type` (an audit action or a catalog event) about `targetId`, as committed now. */
+export async function outboxCountOf(db: Client, type: string, targetId: string): Promise<number> {
+  const { rowCount } = await db.query(
+    `SELECT 1 FROM catalog.outbox WHERE payload->>'type' = $1 AND (key = $2 OR payload->'data'->'target'->>'id' = $2)`,
+    [type, targetId],
+  );
+  return rowCount ?? 0;
+}
+
+/**
+ * The catalog's outbox entries of any type (audit entries and events) that name `id` (a server's or capability's)
+ * anywhere, as committed now: the same count before and after a request means it wrote nothing about it.
+ */
+export async function outboxEntriesNaming(db: Client, id: string): Promise<number> {
+  const { rows } = await db.query<{ count: number }>(`SELECT count(*)::int AS count FROM catalog.outbox WHERE key = $1 OR strpos(payload::text, $1) > 0`, [id]);
+  return rows[0]!.count;
 }

@@ -432,6 +432,11 @@ export interface ApproveCapabilityRequest {
   capabilityId: string;
   /** True on the platform admins' route: approves whatever the publish policy. */
   asPlatformAdmin: boolean;
+  /**
+   * The fingerprint the approver saw (the route's `If-Match`); absent approves the current definition. Compared
+   * under the capability's lock: another fingerprint is FAILED_PRECONDITION `precondition_failed` (412).
+   */
+  expectedFingerprint?: string | undefined;
 }
 
 /** One request made through a gateway (§2.9). */
@@ -5949,7 +5954,14 @@ export const ListCapabilitiesResponse: MessageFns<ListCapabilitiesResponse> = {
 };
 
 function createBaseApproveCapabilityRequest(): ApproveCapabilityRequest {
-  return { context: undefined, teamId: "", serverId: "", capabilityId: "", asPlatformAdmin: false };
+  return {
+    context: undefined,
+    teamId: "",
+    serverId: "",
+    capabilityId: "",
+    asPlatformAdmin: false,
+    expectedFingerprint: undefined,
+  };
 }
 
 export const ApproveCapabilityRequest: MessageFns<ApproveCapabilityRequest> = {
@@ -5968,6 +5980,9 @@ export const ApproveCapabilityRequest: MessageFns<ApproveCapabilityRequest> = {
     }
     if (message.asPlatformAdmin !== false) {
       writer.uint32(40).bool(message.asPlatformAdmin);
+    }
+    if (message.expectedFingerprint !== undefined) {
+      writer.uint32(50).string(message.expectedFingerprint);
     }
     return writer;
   },
@@ -6025,6 +6040,14 @@ export const ApproveCapabilityRequest: MessageFns<ApproveCapabilityRequest> = {
             message.asPlatformAdmin = reader.bool();
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.expectedFingerprint = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -6060,6 +6083,11 @@ export const ApproveCapabilityRequest: MessageFns<ApproveCapabilityRequest> = {
         : isSet(object.as_platform_admin)
         ? globalThis.Boolean(object.as_platform_admin)
         : false,
+      expectedFingerprint: isSet(object.expectedFingerprint)
+        ? globalThis.String(object.expectedFingerprint)
+        : isSet(object.expected_fingerprint)
+        ? globalThis.String(object.expected_fingerprint)
+        : undefined,
     };
   },
 
@@ -6079,6 +6107,9 @@ export const ApproveCapabilityRequest: MessageFns<ApproveCapabilityRequest> = {
     }
     if (message.asPlatformAdmin !== false) {
       obj.asPlatformAdmin = message.asPlatformAdmin;
+    }
+    if (message.expectedFingerprint !== undefined) {
+      obj.expectedFingerprint = message.expectedFingerprint;
     }
     return obj;
   },

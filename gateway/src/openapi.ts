@@ -20,6 +20,17 @@ const ifMatchHeaders = z.object({
   'If-Match': z.string().meta({ description: 'The revision from the ETag of the resource read, for example "3".', example: '"3"' }),
 });
 
+const fingerprintIfMatchHeaders = z.object({
+  'If-Match': z
+    .string()
+    .optional()
+    .meta({ description: 'The fingerprint read, quoted: only that definition is approved. Absent or * approves the current one.', example: '"9f86d081"' }),
+});
+
+const fingerprintEtagHeader = {
+  ETag: { description: 'The fingerprint approved, quoted.', schema: { type: 'string' as const, example: '"9f86d081"' } },
+};
+
 const etagHeader = { ETag: { description: 'The revision of the resource, as a quoted integer.', schema: { type: 'string' as const, example: '"3"' } } };
 
 function errorResponse(description: string): ResponseConfig {
@@ -27,9 +38,12 @@ function errorResponse(description: string): ResponseConfig {
 }
 
 function successResponse(route: AnyRouteDefinition, status: number, response: RouteResponse): ResponseConfig {
-  const withEtag = response.etag ?? (route.request?.headers?.ifMatch === true && status >= 200 && status < 300 && status !== 204);
+  const headers = route.request?.headers;
+  const success = status >= 200 && status < 300 && status !== 204;
+  const withEtag = response.etag ?? (headers?.ifMatch === true && success);
   const config: ResponseConfig = { description: response.description };
   if (withEtag) config.headers = etagHeader;
+  else if (headers?.ifMatchFingerprint && success) config.headers = fingerprintEtagHeader;
   if (response.schema) {
     const body = isPageResponseSchema(response.schema) ? response.schema : z.object({ data: response.schema });
     config.content = { 'application/json': { schema: body } };
@@ -50,6 +64,9 @@ function responsesOf(route: AnyRouteDefinition): Record<string, ResponseConfig> 
   if (request.headers?.ifMatch) {
     responses['412'] ??= errorResponse('Precondition failed: the If-Match revision is stale.');
     responses['428'] ??= errorResponse('Precondition required: If-Match is missing.');
+  }
+  if (request.headers?.ifMatchFingerprint) {
+    responses['412'] ??= errorResponse('Precondition failed: the definition is no longer the one If-Match names.');
   }
   responses.default = errorResponse('Error, in the shared error shape.');
   return responses;
@@ -78,6 +95,7 @@ export function buildOpenApiDocument(routes: readonly AnyRouteDefinition[], info
         ...(request.params ? { params: request.params } : {}),
         ...(request.query ? { query: request.query } : {}),
         ...(request.headers?.ifMatch ? { headers: ifMatchHeaders } : {}),
+        ...(request.headers?.ifMatchFingerprint ? { headers: fingerprintIfMatchHeaders } : {}),
         ...(body
           ? { body: { required: !body.safeParse({}).success, content: { 'application/json': { schema: body } } } }
           : {}),

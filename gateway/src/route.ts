@@ -12,7 +12,11 @@ export interface RouteRequest {
   query?: AnyObjectSchema;
   /** Unknown fields are refused: the top level is made strict, nested objects must be `z.strictObject`. */
   body?: AnyObjectSchema;
-  headers?: { ifMatch?: boolean };
+  /**
+   * `ifMatch`: the route requires `If-Match` naming a revision. `ifMatchFingerprint`: it takes an optional `If-Match`
+   * naming a definition's fingerprint instead (capability approvals; the handler parses it, `parseIfMatchFingerprint`).
+   */
+  headers?: { ifMatch?: boolean; ifMatchFingerprint?: boolean };
 }
 
 export interface RouteResponse {

@@ -113,7 +113,7 @@ export function publishingRoutes(deps: EdgeDeps): AnyRouteDefinition[] {
         ' Audited as `capability.approve`.',
       tags: ['mcp-servers'],
       auth: TEAM_APPROVERS,
-      request: { params: z.object({ team: teamParam, serverId, capabilityId }) },
+      request: { params: z.object({ team: teamParam, serverId, capabilityId }), headers: { ifMatchFingerprint: true } },
       responses: {
         200: { description: APPROVED, schema: capabilitySchema },
         403: { description: 'The team\'s effective policy is `approval_required` (`approval_required`)' },
@@ -141,7 +141,7 @@ export function publishingRoutes(deps: EdgeDeps): AnyRouteDefinition[] {
       description: `Whatever the team's publish policy. ${APPROVAL_PRECONDITION} Audited as \`capability.approve\` in the server's team.`,
       tags: ['mcp-servers'],
       auth: PLATFORM_ADMINS,
-      request: { params: z.object({ serverId, capabilityId }) },
+      request: { params: z.object({ serverId, capabilityId }), headers: { ifMatchFingerprint: true } },
       responses: {
         200: { description: APPROVED, schema: capabilitySchema },
         409: { description: 'Nothing to approve (`not_changed`); gone upstream (`capability_gone`)' },

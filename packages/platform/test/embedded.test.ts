@@ -52,6 +52,20 @@ describe('--target=all with no configuration', () => {
     expect(await openApiProblems(document)).toEqual([]);
   });
 
+  it("describes a capability approval's optional fingerprint If-Match, its ETag and 412, never 428", async () => {
+    const document = (await (await fetch(platformUrl(platform, '/v1/openapi.json'))).json()) as OpenApiPaths;
+    for (const path of [
+      '/v1/teams/{team}/mcp-servers/{serverId}/capabilities/{capabilityId}/approval',
+      '/v1/admin/mcp-servers/{serverId}/capabilities/{capabilityId}/approval',
+    ]) {
+      const approval = document.paths[path]!.put!;
+      expect(approval.parameters).toContainEqual(expect.objectContaining({ name: 'If-Match', in: 'header', required: false }));
+      expect(approval.responses['200']!.headers!.ETag!.description).toMatch(/fingerprint/);
+      expect(approval.responses['412']).toBeDefined();
+      expect(approval.responses['428']).toBeUndefined();
+    }
+  });
+
   it('answers an unknown route with the one error body', async () => {
     const response = await fetch(platformUrl(platform, '/v1/no-such-thing'));
     expect(response.status).toBe(404);
@@ -108,3 +122,10 @@ describe('--target=all with no configuration', () => {
     }
   });
 });
+
+interface OpenApiPaths {
+  paths: Record<
+    string,
+    Record<string, { parameters?: unknown[]; responses: Record<string, { headers?: Record<string, { description: string }> }> }>
+  >;
+}

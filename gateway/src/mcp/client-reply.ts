@@ -62,6 +62,18 @@ export class ClientReply {
   }
 
   /**
+   * Calls `listener` when the client goes before the reply is complete (its connection closes first: a complete reply
+   * closes it too, which is not the client going); returns how to stop listening.
+   */
+  onClientGone(listener: () => void): () => void {
+    const onClose = () => {
+      if (!this.res.writableFinished) listener();
+    };
+    this.res.on('close', onClose);
+    return () => this.res.off('close', onClose);
+  }
+
+  /**
    * Resolves once the client has taken what was written (its socket drained), has gone, or `stop` fires; undefined
    * when nothing is waiting to be taken. A relay waits on it before it pulls the next upstream message, so a client
    * that reads slowly slows its upstream down (the upstream's stream is paused, then TCP holds it back) instead of
@@ -69,16 +81,15 @@ export class ClientReply {
    */
   drained(stop: ExchangeStop): Promise<void> | undefined {
     if (this.finished || !this.res.writableNeedDrain) return undefined;
+    const taken = drainedOrClosed(this.res);
     return new Promise((resolve) => {
+      let stopListening: () => void = () => undefined;
       const done = () => {
-        this.res.off('drain', done);
-        this.res.off('close', done);
         stopListening();
         resolve();
       };
-      this.res.on('drain', done);
-      this.res.on('close', done);
-      const stopListening = onStopped(stop, done);
+      stopListening = onStopped(stop, done);
+      void taken.then(done);
     });
   }
 
@@ -113,17 +124,71 @@ export class ClientReply {
   }
 }
 
+/** The wait for each response's socket to drain, while one is on. */
+const drains = new WeakMap<ServerResponse, Promise<void>>();
+
+/**
+ * Resolves once the response's socket drains or the response closes. Several relays may write to one response (a
+ * batch's requests, a GET stream's upstreams) and wait on it at once: they share one wait, since a listener each
+ * would put as many on the response as there are relays, and Node takes more than 10 on one emitter for a leak (a
+ * MaxListenersExceededWarning in the operator's log).
+ */
+function drainedOrClosed(res: ServerResponse): Promise<void> {
+  let wait = drains.get(res);
+  if (!wait) {
+    wait = new Promise((resolve) => {
+      const done = () => {
+        res.off('drain', done);
+        res.off('close', done);
+        drains.delete(res);
+        resolve();
+      };
+      res.on('drain', done);
+      res.on('close', done);
+    });
+    drains.set(res, wait);
+  }
+  return wait;
+}
+
+/**
+ * The one response a JSON-RPC batch's requests share, listened to once for all of them: each request's exchange
+ * stops when the client goes, and a `close` listener each would put as many on the response as the batch has
+ * requests (Node warns past 10, see drainedOrClosed). The one listener tells every exchange still running.
+ */
+export class BatchStream {
+  private readonly goneListeners = new Set<() => void>();
+
+  constructor(readonly res: ServerResponse) {
+    res.once('close', () => {
+      if (res.writableFinished) return;
+      for (const listener of [...this.goneListeners]) listener();
+    });
+  }
+
+  onClientGone(listener: () => void): () => void {
+    // A function of its own per call, so the same listener given twice is held (and taken out) twice.
+    const own = () => listener();
+    this.goneListeners.add(own);
+    return () => this.goneListeners.delete(own);
+  }
+}
+
 /**
  * The reply of one request of a JSON-RPC batch: the batch's requests share one SSE stream, which the batch's
- * handler opens and ends (post.ts). What comes before the answer and the answer itself are events on it; the
- * answer leaves the stream open for the other requests.
+ * handler opens and ends (post.ts), and wait on it together (BatchStream). What comes before the answer and the
+ * answer itself are events on it; the answer leaves the stream open for the other requests.
  */
 export class BatchMemberReply extends ClientReply {
   private answered = false;
 
-  constructor(res: ServerResponse) {
-    super(res);
+  constructor(private readonly batch: BatchStream) {
+    super(batch.res);
     this.streaming = true;
+  }
+
+  override onClientGone(listener: () => void): () => void {
+    return this.batch.onClientGone(listener);
   }
 
   override startStream(): void {}

@@ -1,4 +1,3 @@
-import type { ServerResponse } from 'node:http';
 import type { RuntimeServer } from '@platform/proto/gen/platform/catalog/v1/catalog';
 import type { ClientReply } from './client-reply';
 import { endpointFor, type CallContext } from './data-plane';
@@ -71,7 +70,6 @@ export async function forwardRequest(
   server: RuntimeServer,
   request: JsonRpcRequest,
   reply: ClientReply,
-  res: ServerResponse,
 ): Promise<ForwardOutcome> {
   const stopSwitch = new StopSwitch();
   let stopped: StopReason | undefined;
@@ -80,11 +78,8 @@ export async function forwardRequest(
     stopped = reason;
     stopSwitch.stop(EXCHANGE_STOPPED);
   };
-  // The client closing its connection before the answer ends the exchange; a finished answer also closes it.
-  const onClientGone = () => {
-    if (!res.writableFinished) stop('client_gone');
-  };
-  res.on('close', onClientGone);
+  // The client closing its connection before the answer ends the exchange.
+  const stopHearingClient = reply.onClientGone(() => stop('client_gone'));
 
   let endpoint: UpstreamEndpoint | undefined;
   // The upstream hears why its request stopped (MCP: a sender that gives up SHOULD send a cancellation).
@@ -163,7 +158,7 @@ export async function forwardRequest(
   } finally {
     clearTimeout(idle);
     unregister();
-    res.off('close', onClientGone);
+    stopHearingClient();
   }
 }
 

@@ -21,13 +21,55 @@ export interface IdentityTokenSigner {
 /** Identity tokens live 5 minutes; a remembered one is replaced a minute before it expires. */
 export const IDENTITY_TOKEN_TTL_SECONDS = 300;
 const REUSE_MARGIN_SECONDS = 60;
-/** Beyond this many remembered tokens, expired ones are swept (bounds memory with many people and servers). */
+/** Below this many remembered tokens, none is swept. */
 const SWEEP_AT = 10_000;
 
 interface Remembered {
   token: Promise<string>;
   /** Epoch ms after which a new token is signed. */
   renewAt: number;
+}
+
+/**
+ * The tokens a signer remembers, by subject, each until it is due for renewal. One whose subject asks again is
+ * replaced then; the others are swept when a new one comes while the map holds `sweepAt` of them, and `sweepAt` is
+ * then twice what the sweep left (never below `minSweepAt`). With many live tokens (many people and servers at once)
+ * a sweep that leaves most of them is so not repeated at every new token, only once the map has doubled: each token
+ * costs a constant number of sweep steps however many are remembered, and memory stays within about twice the live
+ * tokens (or `minSweepAt`).
+ */
+export class RememberedTokens {
+  private readonly entries = new Map<string, Remembered>();
+  private sweepAt: number;
+
+  constructor(private readonly minSweepAt = SWEEP_AT) {
+    this.sweepAt = minSweepAt;
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** The token remembered for `key`, unless it is due for renewal. */
+  fresh(key: string, now: number): Promise<string> | undefined {
+    const hit = this.entries.get(key);
+    return hit && hit.renewAt > now ? hit.token : undefined;
+  }
+
+  remember(key: string, token: Promise<string>, renewAt: number, now: number): void {
+    if (this.entries.size >= this.sweepAt) this.sweep(now);
+    this.entries.set(key, { token, renewAt });
+  }
+
+  /** Forgets `token` (its signing failed, and is tried again next time), unless another took its place. */
+  forget(key: string, token: Promise<string>): void {
+    if (this.entries.get(key)?.token === token) this.entries.delete(key);
+  }
+
+  private sweep(now: number): void {
+    for (const [key, entry] of this.entries) if (entry.renewAt <= now) this.entries.delete(key);
+    this.sweepAt = Math.max(this.minSweepAt, 2 * this.entries.size);
+  }
 }
 
 function keyOf(subject: IdentitySubject): string {
@@ -45,11 +87,7 @@ export function createIdentityTokenSigner(
   deps: { clients: ServiceClients; settings: Pick<EdgeSettings, 'appUrl' | 'identityKeysCacheSeconds'> },
 ): IdentityTokenSigner {
   const keys = identityKeySourceOf(deps.clients, keysTtlMsOf(deps.settings));
-  const remembered = new Map<string, Remembered>();
-
-  const sweep = (now: number) => {
-    for (const [key, entry] of remembered) if (entry.renewAt <= now) remembered.delete(key);
-  };
+  const remembered = new RememberedTokens();
 
   const sign = async (subject: IdentitySubject): Promise<string> => {
     const { signing } = await keys.get();
@@ -79,15 +117,12 @@ export function createIdentityTokenSigner(
     tokenFor(subject) {
       const now = Date.now();
       const key = keyOf(subject);
-      const hit = remembered.get(key);
-      if (hit && hit.renewAt > now) return hit.token;
-      if (remembered.size >= SWEEP_AT) sweep(now);
+      const hit = remembered.fresh(key, now);
+      if (hit) return hit;
       const token = sign(subject);
-      remembered.set(key, { token, renewAt: now + (IDENTITY_TOKEN_TTL_SECONDS - REUSE_MARGIN_SECONDS) * 1000 });
+      remembered.remember(key, token, now + (IDENTITY_TOKEN_TTL_SECONDS - REUSE_MARGIN_SECONDS) * 1000, now);
       // A failed signing is not remembered: the next call tries again.
-      token.catch(() => {
-        if (remembered.get(key)?.token === token) remembered.delete(key);
-      });
+      token.catch(() => remembered.forget(key, token));
       return token;
     },
   };

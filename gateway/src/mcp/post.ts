@@ -7,7 +7,7 @@ import { isoTimestamp, principalOf, targetOf } from './call-context';
 import { countMcpCall } from './call-metrics';
 import { capUtf8 } from './call-payload';
 import type { McpCallEvent } from './call-record';
-import { BatchMemberReply, ClientReply, STREAM_HEADERS } from './client-reply';
+import { BatchMemberReply, BatchStream, ClientReply, STREAM_HEADERS } from './client-reply';
 import { endpointFor, type CallContext, type DataPlane } from './data-plane';
 import { forwardRequest } from './forward';
 import { McpHttpError, readBody } from './http-errors';
@@ -169,7 +169,8 @@ async function handleBatch(plane: DataPlane, req: IncomingMessage, res: ServerRe
   if (requests.length === 0) return;
   res.writeHead(200, STREAM_HEADERS);
   res.flushHeaders();
-  await Promise.all(requests.map((request) => serveRequest(ctx, res, new BatchMemberReply(res), request, started, Buffer.from(JSON.stringify(request)))));
+  const stream = new BatchStream(res);
+  await Promise.all(requests.map((request) => serveRequest(ctx, res, new BatchMemberReply(stream), request, started, Buffer.from(JSON.stringify(request)))));
   res.end();
 }
 
@@ -188,7 +189,7 @@ async function serveRequest(ctx: CallContext, res: ServerResponse, reply: Client
       response = resultResponse(request.id, {});
       reply.final(response);
     } else {
-      const forwarded = await forwardRequest(ctx, route.server, route.message, reply, res);
+      const forwarded = await forwardRequest(ctx, route.server, route.message, reply);
       response = forwarded.response;
       if (!response) outcome = 'cancelled';
       else if ('error' in response) [outcome, errorClass] = ['error', 'upstream_error'];

@@ -4,7 +4,7 @@ import { AppError } from '@platform/runtime';
 import type { EdgeDeps } from '../edge-deps';
 import { setRouteTemplate } from '../route-template';
 import { answeredCors } from './cors';
-import { sendOAuthError } from './oauth-errors';
+import { sendOAuthError, sendTemporarilyUnavailable } from './oauth-errors';
 import { overRateLimit, type OAuthEndpoint } from './rate-limits';
 
 /** What serves a POST once it passed the rate limit; `clientAddress` is the one the limit counted. */
@@ -77,9 +77,7 @@ function answerServiceFailure(deps: EdgeDeps, endpoint: OAuthEndpoint, res: Serv
   if (appError.httpStatus >= 500) deps.logger.error({ err: error, code: appError.code }, `oauth ${endpoint} failed`);
   if (appError.code === 'slow_down') return sendOAuthError(res, 'slow_down', appError.message, { status: 429, headers: appError.headers ?? {} });
   if (appError.code === 'invalid_request') return sendOAuthError(res, 'invalid_request', appError.message);
-  if (appError.code === 'unavailable' || appError.code === 'deadline_exceeded' || appError.code === 'maintenance') {
-    return sendOAuthError(res, 'temporarily_unavailable', 'The server is temporarily unavailable; try again shortly', { status: 503 });
-  }
+  if (appError.code === 'unavailable' || appError.code === 'deadline_exceeded' || appError.code === 'maintenance') return sendTemporarilyUnavailable(res);
   sendOAuthError(res, 'server_error', 'Internal error', { status: 500 });
 }
 

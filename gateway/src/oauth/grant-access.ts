@@ -6,6 +6,18 @@ import type { EdgeDeps } from '../edge-deps';
 class NoGatewayAccess extends Error {}
 
 /**
+ * Identity answered a grant without its person or gateway, which an identity service of the version before it named
+ * them does (during a rolling upgrade). The grant cannot be checked, so nothing is handed over: the token endpoint
+ * answers 503 (`token.ts`), and a retry succeeds once an identity of this version answers.
+ */
+export class GrantWithoutGateway extends Error {
+  constructor() {
+    super('The identity service named no person or gateway for the grant');
+    this.name = 'GrantWithoutGateway';
+  }
+}
+
+/**
  * Whether the person of a grant identity has just issued (a code exchanged, a refresh) may still use the grant's
  * gateway, asked as authorize (rule 8) and the /mcp check ask it (`CheckGatewayAccess`): a person removed from the
  * team, a disabled or deleted gateway, or a slug now naming another gateway (ids differ) all refuse. Identity cannot
@@ -21,8 +33,8 @@ export function createGrantAccessCheck(deps: EdgeDeps): (grant: TokenResponse) =
     expiresAt: () => undefined,
   });
   return async (grant) => {
-    // Never a refusal (which would end the connection): identity broke its contract, so a 500 and nothing handed over.
-    if (!grant.personId || !grant.gatewaySlug || !grant.gatewayId) throw new Error('The identity service named no person or gateway for the grant');
+    // Never a refusal (which would end the connection): the grant is fine, identity only did not say whose it is.
+    if (!grant.personId || !grant.gatewaySlug || !grant.gatewayId) throw new GrantWithoutGateway();
     try {
       await remember(grant.personId, `grant-access\n${grant.gatewaySlug}\n${grant.gatewayId}`, async () => {
         const access = await deps.clients.catalog.checkGatewayAccess({ slug: grant.gatewaySlug, personId: grant.personId });

@@ -14,3 +14,8 @@ export function sendOAuthError(
 ): void {
   sendNoStoreJson(res, options.status ?? 400, JSON.stringify({ error, error_description: description }), options.headers);
 }
+
+/** 503 `temporarily_unavailable`: what an endpoint needs cannot answer now (a service unavailable); the client may retry. */
+export function sendTemporarilyUnavailable(res: ServerResponse): void {
+  sendOAuthError(res, 'temporarily_unavailable', 'The server is temporarily unavailable; try again shortly', { status: 503 });
+}

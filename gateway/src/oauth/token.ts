@@ -5,9 +5,9 @@ import type { EdgeDeps } from '../edge-deps';
 import { requestIdOf } from '../request-id';
 import { missingParameter, mountPostEndpoint, refusedClientAuthentication, type OAuthPostEndpoint } from './endpoint';
 import { readForm } from './form-body';
-import { createGrantAccessCheck } from './grant-access';
+import { createGrantAccessCheck, GrantWithoutGateway } from './grant-access';
 import { sendNoStoreJson } from './no-store';
-import { sendOAuthError } from './oauth-errors';
+import { sendOAuthError, sendTemporarilyUnavailable } from './oauth-errors';
 
 export const TOKEN_PATH = '/oauth/token';
 
@@ -70,7 +70,8 @@ async function token(deps: EdgeDeps, grantAccess: GrantAccessCheck, req: Incomin
  * refresh (or a code exchanged) after they lost access must fail, so the edge ends the grant it was just given
  * (the connection, audited with reason gateway_access_lost) and answers invalid_grant. If the check itself fails
  * (the catalog is unavailable), nothing is handed over: a 503, and the client may retry with the same refresh token
- * within the 30 s replay grace.
+ * within the 30 s replay grace. So too when identity named no person or gateway for the grant (an identity of the
+ * previous version, during a rolling upgrade), logged at warn: a state of the deployment, not a fault of the edge.
  */
 async function sendGrant(
   deps: EdgeDeps,
@@ -80,7 +81,15 @@ async function sendGrant(
   request: { clientId: string; clientIp: string; requestId: string },
 ): Promise<void> {
   if (result.error?.error) return sendOAuthError(res, result.error.error, result.error.errorDescription);
-  if (!(await grantAccess(result))) {
+  let allowed: boolean;
+  try {
+    allowed = await grantAccess(result);
+  } catch (error) {
+    if (!(error instanceof GrantWithoutGateway)) throw error;
+    deps.logger.warn('the identity service answered a grant without its person or gateway (version skew: an identity of an earlier version?); nothing was handed over, the client was answered 503');
+    return sendTemporarilyUnavailable(res);
+  }
+  if (!allowed) {
     await deps.clients.identity.revokeToken({
       token: result.refreshToken,
       tokenTypeHint: 'refresh_token',

@@ -1,9 +1,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { connect, type Socket } from 'node:net';
-import { drainedOrClosed, gatewayFronting, rawMcpSession, startTestPlatform, type FrontedGateway, type TestPlatform } from '@platform/test';
+import { drainedOrClosed, gatewayFronting, rawMcpSession, startTestPlatform, watchListenerOverflow, type FrontedGateway, type TestPlatform } from '@platform/test';
 
-/** Notifications the flooding tool sends before its answer, each carrying this much text. */
+/** Notifications the flooding tool sends before its answer (unless the call names `events`), each carrying this much text. */
 const EVENTS = 4_000;
 const EVENT_TEXT = 'x'.repeat(8 * 1024);
 
@@ -45,7 +45,7 @@ async function startFloodingUpstream(): Promise<{ url: string; written(): number
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', async () => {
-      const message = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id?: number; method: string };
+      const message = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id?: number; method: string; params?: { arguments?: { events?: number } } };
       if (message.method === 'initialize') {
         return json(res, { jsonrpc: '2.0', id: message.id, result: { protocolVersion: '2025-06-18', capabilities: { tools: {}, logging: {} }, serverInfo: { name: 'flood', version: '1' } } }, { 'mcp-session-id': 'flood-session' });
       }
@@ -55,7 +55,7 @@ async function startFloodingUpstream(): Promise<{ url: string; written(): number
       }
       if (message.method !== 'tools/call') return json(res, { jsonrpc: '2.0', id: message.id, result: {} });
       res.writeHead(200, { 'content-type': 'text/event-stream' });
-      await flood(res, message.id, (n) => (written = n));
+      await flood(res, message.id, (n) => (written = n), message.params?.arguments?.events);
       res.end();
     });
   });
@@ -72,9 +72,9 @@ async function startFloodingUpstream(): Promise<{ url: string; written(): number
   };
 }
 
-/** One flood of EVENTS log notifications and then the call's result, written as a well-behaved server writes. */
-async function flood(res: ServerResponse, id: unknown, counted: (written: number) => void): Promise<void> {
-  for (let n = 0; n < EVENTS; n++) {
+/** One flood of `events` log notifications and then the call's result, written as a well-behaved server writes. */
+async function flood(res: ServerResponse, id: unknown, counted: (written: number) => void, events = EVENTS): Promise<void> {
+  for (let n = 0; n < events; n++) {
     const event = { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: `${n} ${EVENT_TEXT}` } };
     const more = res.write(`event: message\ndata: ${JSON.stringify(event)}\n\n`);
     counted(n + 1);
@@ -156,13 +156,8 @@ describe('MCP data plane: a slow client holds its upstream back', () => {
     await platform?.stop();
   });
 
-  /**
-   * Calls `tool` over a raw socket that reads nothing, waits until the upstream can write no more, checks it was held
-   * back far from the 32 MB it has to send, then reads: everything arrives, in order, then the answer.
-   */
-  async function expectHeldBackThenRelayed(tool: string, written: () => number): Promise<void> {
-    const session = await rawMcpSession(platform, gateway);
-    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: tool, arguments: {} } });
+  /** POSTs `body` over a raw socket that reads nothing yet (`socket.resume()` to read). */
+  async function postUnread(session: string, body: string, protocolVersion = '2025-06-18'): Promise<Socket> {
     const url = new URL(platform.url(`/mcp/${gateway.gatewaySlug}`));
     const socket = connect(Number(url.port), url.hostname);
     sockets.push(socket);
@@ -170,10 +165,13 @@ describe('MCP data plane: a slow client holds its upstream back', () => {
     socket.pause(); // the client reads nothing yet
     socket.write(
       `POST ${url.pathname} HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${gateway.token}\r\nContent-Type: application/json\r\n` +
-        `Accept: application/json, text/event-stream\r\nMcp-Session-Id: ${session}\r\nMcp-Protocol-Version: 2025-06-18\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+        `Accept: application/json, text/event-stream\r\nMcp-Session-Id: ${session}\r\nMcp-Protocol-Version: ${protocolVersion}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
     );
+    return socket;
+  }
 
-    // Wait until the upstream can write no more: the gateway has stopped taking its stream.
+  /** Waits until the upstream can write no more: the gateway has stopped taking its stream. */
+  async function untilHeldBack(written: () => number): Promise<void> {
     let last = -1;
     for (let stable = 0; stable < 10; ) {
       await new Promise((resolve) => setTimeout(resolve, 200));
@@ -181,18 +179,45 @@ describe('MCP data plane: a slow client holds its upstream back', () => {
       stable = now === last && now > 0 ? stable + 1 : 0;
       last = now;
     }
-    // Held back by what sockets and the relay buffer (a few MB on loopback), far from the 32 MB it has to send.
-    expect(written()).toBeLessThan(EVENTS / 2);
+  }
 
+  /** Reads the socket from now on until it has received `answers` results `done`; what it received. */
+  async function readAnswers(socket: Socket, answers = 1): Promise<string> {
+    const done = '"result":{"content":[{"type":"text","text":"done"}]}';
     socket.resume();
     let received = '';
     socket.setEncoding('utf8');
     socket.on('data', (chunk: string) => (received += chunk));
     await new Promise<void>((resolve, reject) => {
-      const check = () => (received.includes('"result":{"content":[{"type":"text","text":"done"}]}') ? resolve() : undefined);
+      // Only what came since the last look is searched (tens of MB arrive in many chunks).
+      let found = 0;
+      let from = 0;
+      const check = () => {
+        for (let at = received.indexOf(done, from); at !== -1; at = received.indexOf(done, from)) {
+          found++;
+          from = at + done.length;
+        }
+        from = Math.max(from, received.length - done.length);
+        if (found >= answers) resolve();
+      };
       socket.on('data', check);
       socket.once('error', reject);
     });
+    return received;
+  }
+
+  /**
+   * Calls `tool` over a raw socket that reads nothing, waits until the upstream can write no more, checks it was held
+   * back far from the 32 MB it has to send, then reads: everything arrives, in order, then the answer.
+   */
+  async function expectHeldBackThenRelayed(tool: string, written: () => number): Promise<void> {
+    const session = await rawMcpSession(platform, gateway);
+    const socket = await postUnread(session, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: tool, arguments: {} } }));
+    await untilHeldBack(written);
+    // Held back by what sockets and the relay buffer (a few MB on loopback), far from the 32 MB it has to send.
+    expect(written()).toBeLessThan(EVENTS / 2);
+
+    const received = await readAnswers(socket);
     expect(written()).toBe(EVENTS);
     const numbers = [...received.matchAll(/"data":"(\d+) x/g)].map((match) => Number(match[1]));
     expect(numbers).toEqual(Array.from({ length: EVENTS }, (_, n) => n));
@@ -204,6 +229,24 @@ describe('MCP data plane: a slow client holds its upstream back', () => {
 
   it('stops taking a legacy SSE upstream\'s shared stream while the client does not read, and relays all of it once the client does', async () => {
     await expectHeldBackThenRelayed('legacy__flood', () => legacy.written());
+  }, 120_000);
+
+  it('holds back every request of a batch while the client does not read, with one wait on the shared stream, and relays all of it once the client does', async () => {
+    // More requests than Node allows listeners on one emitter (10), each waiting for the client to take its events.
+    const calls = 12;
+    const events = 300;
+    const session = await rawMcpSession(platform, gateway, '2025-03-26');
+    const watch = watchListenerOverflow((req) => req.method === 'POST' && req.url === `/mcp/${gateway.gatewaySlug}`);
+    try {
+      const batch = Array.from({ length: calls }, (_, n) => ({ jsonrpc: '2.0', id: n + 1, method: 'tools/call', params: { name: 'flood__flood', arguments: { events } } }));
+      const socket = await postUnread(session, JSON.stringify(batch), '2025-03-26');
+      await untilHeldBack(() => upstream.written());
+      const received = await readAnswers(socket, calls);
+      expect(received.match(/"method":"notifications\/message"/g)?.length).toBe(calls * events);
+      expect(watch.overflows).toEqual([]);
+    } finally {
+      watch.stop();
+    }
   }, 120_000);
 
   it('cuts an upstream GET stream whose event outgrows MCP_MAX_MESSAGE_BYTES instead of buffering it', async () => {

@@ -8,6 +8,7 @@ import {
   type FrontedGateway,
   type McpUpstream,
   type TestPlatform,
+  watchListenerOverflow,
 } from '@platform/test';
 
 /**
@@ -72,6 +73,47 @@ describe('MCP gateway data plane: JSON-RPC batches', () => {
       'tools/call delta__nothing refused',
     ]);
   });
+
+  it('forwards a batch of more requests than Node allows listeners on one emitter, answering all without a leak warning', async () => {
+    // More than Node's 10, well under the person's cap on requests in flight (MCP_MAX_REQUESTS_PER_PERSON, 256).
+    const count = 16;
+    const session = await sessionOf('2025-03-26');
+    const watch = watchListenerOverflow((req) => req.method === 'POST' && req.url === `/mcp/${gateway.gatewaySlug}`);
+    try {
+      const batch = Array.from({ length: count }, (_, n) => ({ jsonrpc: '2.0', id: n + 1, method: 'tools/call', params: { name: 'delta__echo', arguments: { text: `n${n}` } } }));
+      const response = await post(batch, session, '2025-03-26');
+      expect(response.status).toBe(200);
+      const answers = messagesOf(await response.text());
+      expect(answers.map((answer) => answer.id).sort((a, b) => a! - b!)).toEqual(Array.from({ length: count }, (_, n) => n + 1));
+      for (const answer of answers) expect(answer.result).toMatchObject({ content: [{ type: 'text', text: `delta: n${answer.id! - 1}` }] });
+      // Each forwarded request stops when the client goes: one listener on the shared response hears that for all.
+      expect(watch.overflows).toEqual([]);
+    } finally {
+      watch.stop();
+    }
+  });
+
+  it('stops every forwarded request of a batch when the client goes, recording each as cancelled', async () => {
+    const count = 12;
+    const session = await sessionOf('2025-03-26');
+    const batch = Array.from({ length: count }, (_, n) => ({ jsonrpc: '2.0', id: n + 1, method: 'tools/call', params: { name: 'delta__slow', arguments: { steps: 3, stepMs: 2_000 } } }));
+    const leaving = new AbortController();
+    const response = await fetch(platform.url(`/mcp/${gateway.gatewaySlug}`), {
+      method: 'POST',
+      headers: { authorization: `Bearer ${gateway.token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': session, 'mcp-protocol-version': '2025-03-26' },
+      body: JSON.stringify(batch),
+      signal: leaving.signal,
+    });
+    expect(response.status).toBe(200);
+    leaving.abort();
+
+    // Not stopped, each would run to its answer and be recorded ok.
+    const recorded = await eventually(
+      async () => ((await gateway.owner.get(`/v1/teams/${gateway.teamSlug}/calls?limit=100`)).body.data as { exposedName: string; outcome: string }[]).filter((call) => call.exposedName === 'delta__slow'),
+      (calls) => calls.length === count,
+    );
+    expect(recorded.map((call) => call.outcome)).toEqual(Array(count).fill('cancelled'));
+  }, 60_000);
 
   it('answers a batch of notifications alone with 202', async () => {
     const session = await sessionOf('2025-03-26');

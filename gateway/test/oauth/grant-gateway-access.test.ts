@@ -1,4 +1,12 @@
-import { adminClient, newPerson, pkcePair, startTestPlatform, type ApiClient, type TestPerson, type TestPlatform } from '@platform/test';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { TokenResponse } from '@platform/proto/gen/platform/identity/v1/oauth';
+import { createMemoryCache, createRateLimiter, type ServiceClients } from '@platform/runtime';
+import { adminClient, grpcClients, memoryLogger, newPerson, pkcePair, startTestPlatform, type ApiClient, type LogLine, type TestPerson, type TestPlatform } from '@platform/test';
+import { compileTrustProxy } from '../../src/client-address';
+import type { EdgeDeps } from '../../src/edge-deps';
+import { createGrantAccessCheck, GrantWithoutGateway } from '../../src/oauth/grant-access';
+import { createTokenEndpoint } from '../../src/oauth/token-endpoint';
 import { fetchManual, form, json } from './support';
 
 /**
@@ -125,4 +133,97 @@ it('a person who keeps access refreshes as before', async () => {
   const second = await tokensOf(await refresh(first.refresh_token));
   await tokensOf(await refresh(second.refresh_token));
   expect((await connectionsOf(erin)).map((c) => c.gatewaySlug)).toEqual(['ga-kept']);
+});
+
+/**
+ * An identity service of the version before TokenResponse named the grant's person and gateway, as a rolling upgrade
+ * has it next to a new edge: the real identity service, its token answers without those fields (absent on the wire,
+ * as that version sends them). No such version can be run here, so the real token endpoint of an edge is served
+ * over it, beside the platform's own edge.
+ */
+describe('while the identity service is of the previous version (a rolling upgrade)', () => {
+  let server: Server;
+  let clients: ServiceClients;
+  let lines: LogLine[];
+  let deps: EdgeDeps;
+  let skewedUrl: string;
+
+  const withoutGrantSubject = (answer: TokenResponse): TokenResponse => ({ ...answer, personId: '', gatewaySlug: '', gatewayId: '' });
+
+  beforeAll(async () => {
+    clients = grpcClients(platform);
+    const identity = clients.identity;
+    const previousIdentity = new Proxy(identity, {
+      get(target, name) {
+        if (name === 'exchangeCode') return async (request: Parameters<typeof identity.exchangeCode>[0]) => withoutGrantSubject(await target.exchangeCode(request));
+        if (name === 'refreshToken') return async (request: Parameters<typeof identity.refreshToken>[0]) => withoutGrantSubject(await target.refreshToken(request));
+        const value: unknown = Reflect.get(target, name);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const logged = memoryLogger();
+    lines = logged.lines;
+    const cache = createMemoryCache({ keyPrefix: 'previous-identity:' });
+    deps = {
+      clients: new Proxy(clients, { get: (target, name) => (name === 'identity' ? previousIdentity : Reflect.get(target, name)) }),
+      cache,
+      rateLimiter: createRateLimiter(cache),
+      logger: logged.logger,
+      settings: { appUrl, instanceName: 'Test Platform', sessionTtlSeconds: 3600, apiKeyRateLimitPerMinute: 600, authCacheSeconds: 30 },
+    };
+    const endpoint = createTokenEndpoint(deps, { trustProxy: compileTrustProxy(false) });
+    server = createServer((req, res) => {
+      if (!endpoint.serve(req, res)) res.writeHead(404).end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    skewedUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/oauth/token`;
+  });
+  afterAll(async () => {
+    server?.closeAllConnections();
+    await new Promise((resolve) => server?.close(resolve));
+    await clients?.close();
+  });
+
+  const skewedToken = (params: Record<string, string>) => fetchManual(skewedUrl, form({ client_id: clientId, ...params }));
+
+  /** 503 temporarily_unavailable, no token in it, and one warning naming the version skew, no token in the log. */
+  async function expectUnavailableForSkew(response: Response, logFrom: number): Promise<void> {
+    expect(response.status).toBe(503);
+    expect(response.headers.get('cache-control')).toBe('no-store');
+    const body = await json(response);
+    expect(body).toEqual({ error: 'temporarily_unavailable', error_description: expect.any(String) });
+    const logged = lines.slice(logFrom);
+    const warnings = logged.filter((line) => line.level === 'warn' || line.level === 'error' || line.level === 'fatal');
+    expect(warnings).toEqual([expect.objectContaining({ level: 'warn', msg: expect.stringContaining('without its person or gateway') })]);
+    expect(JSON.stringify(logged)).not.toMatch(/svcat_|svcrt_/);
+  }
+
+  it('does not check a grant that names no person or gateway: neither allowed nor refused', async () => {
+    const check = createGrantAccessCheck(deps);
+    const grant: TokenResponse = { accessToken: 'svcat_x', tokenType: 'Bearer', expiresIn: 3600, refreshToken: 'svcrt_x', personId: '', gatewaySlug: 'tools', gatewayId: 'gw' };
+    await expect(check(grant)).rejects.toBeInstanceOf(GrantWithoutGateway);
+    await expect(check({ ...grant, personId: 'p', gatewaySlug: '' })).rejects.toBeInstanceOf(GrantWithoutGateway);
+    await expect(check({ ...grant, personId: 'p', gatewayId: '' })).rejects.toBeInstanceOf(GrantWithoutGateway);
+  });
+
+  it('answers a refresh 503 temporarily_unavailable and hands nothing over; the retry with the same refresh token succeeds once identity names them', async () => {
+    await gateway('ga-skew-refresh');
+    const frank = await member('grant-frank');
+    const first = await tokensOf(await exchange(await codeFor(frank, 'ga-skew-refresh')));
+
+    const logFrom = lines.length;
+    await expectUnavailableForSkew(await skewedToken({ grant_type: 'refresh_token', refresh_token: first.refresh_token }), logFrom);
+    // Within the replay grace, the same refresh token is good at an edge over an identity of this version.
+    const retried = await tokensOf(await refresh(first.refresh_token));
+    expect(retried.refresh_token).not.toBe(first.refresh_token);
+    expect((await connectionsOf(frank)).map((c) => c.gatewaySlug)).toEqual(['ga-skew-refresh']);
+  });
+
+  it('answers a code exchange 503 temporarily_unavailable and hands nothing over', async () => {
+    await gateway('ga-skew-code');
+    const grace = await member('grant-grace');
+    const grant = await codeFor(grace, 'ga-skew-code');
+    const logFrom = lines.length;
+    await expectUnavailableForSkew(await skewedToken({ grant_type: 'authorization_code', code: grant.code, code_verifier: grant.verifier, redirect_uri: REDIRECT }), logFrom);
+  });
 });

@@ -1,7 +1,10 @@
 import { execFileSync, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { metricsRegistry } from '@platform/runtime';
+import { MAX_DISCOVERIES_PER_TEAM } from '../../services/catalog/src/domain/discovery-slots';
+import { MAX_DISCOVERY_BYTES } from '../../services/catalog/src/domain/upstream-fetch';
 import { isCI } from '../src/infra';
 
 /**
@@ -14,6 +17,18 @@ const ALL_IN_ONE = ['-f', path.join(CHART, 'values-all-in-one.yaml')];
 const GENERATE = ['--set', 'secrets.generate=true'];
 const KEYS = ['--set', 'secrets.ENCRYPTION_KEY=k1:MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=', '--set', 'secrets.API_KEY_PEPPER=cGVwcGVyLXBlcHBlci1wZXBwZXItcGVwcGVyLXBlcHBlcg=='];
 const SERVICE_TARGETS = ['identity', 'catalog', 'agents', 'knowledge', 'billing', 'notifications'];
+
+/**
+ * Run by a child node (argv: bytes, answers): keeps about 95 MiB as an idle process's heap does (94 MiB used,
+ * measured on a catalog), then holds what parsing `answers` upstream answers of `bytes` each builds in their worst
+ * shape, `[{},{},…]` (docs/catalog.md, Discovery bounds). Exits 0 when that fits the heap; V8 aborts when it does not.
+ */
+const HOLD_DISCOVERIES = `
+  const [bytes, answers] = process.argv.slice(1).map(Number);
+  globalThis.idle = Array.from({ length: 1300000 }, (_, i) => ({ i, s: 'x' + i }));
+  globalThis.held = [];
+  for (let k = 0; k < answers; k++) globalThis.held.push(JSON.parse('[' + Array(Math.floor(bytes / 3)).fill('{}').join(',') + ']'));
+`;
 
 interface Probe {
   httpGet?: { path: string; port: string | number };
@@ -30,6 +45,7 @@ interface Container {
   readinessProbe?: Probe;
   lifecycle?: { preStop?: { exec?: { command: string[] } } };
   resources?: { limits?: Record<string, string>; requests?: Record<string, string> };
+  volumeMounts?: Array<{ name: string; mountPath: string; readOnly?: boolean }>;
 }
 interface Peer {
   podSelector?: { matchLabels?: Record<string, string> };
@@ -42,7 +58,8 @@ interface Manifest {
   spec?: {
     ports?: Array<{ name: string; port: number; targetPort?: string | number }>;
     rules?: Array<{ http: { paths: Array<{ backend: { service: { name: string; port: { name?: string; number?: number } } } }> } }>;
-    template?: { spec: { terminationGracePeriodSeconds: number; containers: Container[] } };
+    replicas?: number;
+    template?: { spec: { terminationGracePeriodSeconds: number; containers: Container[]; volumes?: Array<Record<string, unknown> & { name: string }> } };
     podSelector?: { matchLabels: Record<string, string> };
     policyTypes?: string[];
     ingress?: Array<{ from?: Peer[]; ports?: Array<{ port: number }> }>;
@@ -264,7 +281,9 @@ const RELEASE = { 'app.kubernetes.io/name': 'platform', 'app.kubernetes.io/insta
       const off = find(render(...GENERATE, '--set', 'shutdown.preStopSleepSeconds=0'), 'Deployment', 'platform-identity').spec!.template!.spec;
       expect(off.containers[0].lifecycle).toBeUndefined();
       expect(off.terminationGracePeriodSeconds).toBe(35);
-      expect(renderError(...GENERATE, '--set', 'shutdown.graceMarginSeconds=0')).toContain('graceMarginSeconds must be at least 1');
+      // The process exits by itself at SHUTDOWN_TIMEOUT_SECONDS plus 5 s (main.ts): a SIGKILL must not come first.
+      for (const margin of [0, 5]) expect(renderError(...GENERATE, '--set', `shutdown.graceMarginSeconds=${margin}`)).toContain('graceMarginSeconds must be at least 6');
+      expect(find(render(...GENERATE, '--set', 'shutdown.graceMarginSeconds=6'), 'Deployment', 'platform-gateway').spec!.template!.spec.terminationGracePeriodSeconds).toBe(5 + 25 + 6);
     });
   });
 
@@ -321,6 +340,97 @@ const RELEASE = { 'app.kubernetes.io/name': 'platform', 'app.kubernetes.io/insta
 
     it('gives the all-in-one process 1Gi requested and 2Gi at most', () => {
       expect(container(render(...ALL_IN_ONE, ...KEYS), 'platform').resources).toEqual({ requests: { cpu: '250m', memory: '1Gi' }, limits: { memory: '2Gi' } });
+    });
+  });
+
+  describe('memory', () => {
+    /** A Kubernetes quantity of bytes (`256Mi`, `2Gi`, `1G`, plain bytes) in MiB. */
+    function mib(quantity: string): number {
+      const match = /^(\d+(?:\.\d+)?)(Ki|Mi|Gi|K|M|G)?$/.exec(quantity);
+      if (!match) throw new Error(`unexpected quantity ${quantity}`);
+      const unit = { Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, K: 1e3, M: 1e6, G: 1e9, '': 1 }[match[2] ?? ''] as number;
+      return (Number(match[1]) * unit) / 2 ** 20;
+    }
+
+    it('requests at least what an idle process holds (230-245 MiB resident, measured) for every target', () => {
+      const docs = render(...KEYS);
+      const deployments = docs.filter((d) => d.kind === 'Deployment');
+      expect(deployments.map((d) => d.metadata.name).sort()).toEqual(['platform-gateway', ...SERVICE_TARGETS.map((t) => `platform-${t}`)].sort());
+      for (const d of deployments) {
+        const resources = d.spec!.template!.spec.containers[0].resources!;
+        expect([d.metadata.name, mib(resources.requests!.memory!) >= 256]).toEqual([d.metadata.name, true]);
+        expect([d.metadata.name, mib(resources.limits!.memory!) >= mib(resources.requests!.memory!)]).toEqual([d.metadata.name, true]);
+      }
+    });
+
+    it("the catalog's heap holds two worst-case discoveries at once beside an idle process's own; the default one does not hold one", () => {
+      const limit = mib(container(render(...KEYS), 'platform-catalog').resources!.limits!.memory!);
+      // The image's node flags (deploy/Dockerfile ENTRYPOINT, docs/performance.md Node flags).
+      const dockerfile = readFileSync(path.join(ROOT, 'deploy/Dockerfile'), 'utf8');
+      const semiSpace = /--max-semi-space-size=(\d+)/.exec(dockerfile)![1]!;
+      // Node sizes V8's old generation from the container's memory limit (cgroup): half of it (measured under 512Mi,
+      // 1Gi, 1.5Gi and 2Gi limits), the young generation coming on top. The child gets that heap explicitly.
+      const holds = (oldSpaceMiB: number, answers: number) =>
+        spawnSync(process.execPath, [`--max-old-space-size=${Math.floor(oldSpaceMiB)}`, `--max-semi-space-size=${semiSpace}`, '-e', HOLD_DISCOVERIES, String(MAX_DISCOVERY_BYTES), String(answers)], {
+          encoding: 'utf8',
+          env: { PATH: process.env.PATH },
+        }).status === 0;
+      // Two teams' discoveries (one per team at a time, MAX_DISCOVERIES_PER_TEAM) at once.
+      expect(MAX_DISCOVERIES_PER_TEAM).toBe(1);
+      expect(holds(limit / 2, 2)).toBe(true);
+      // What 512Mi (every other target's limit, the catalog's before) gives: not even one. Also shows that the
+      // harness sees a process run out of heap.
+      expect(holds(512 / 2, 1)).toBe(false);
+    });
+  });
+
+  describe('all-in-one replicas', () => {
+    const URLS: Record<string, string> = { 'secrets.DATABASE_URL': 'postgres://platform@db:5432/platform', 'secrets.REDIS_URL': 'redis://redis:6379', 'config.KAFKA_BROKERS': 'kafka:9092' };
+    const sets = (values: Record<string, string>) => Object.entries(values).flatMap(([key, value]) => ['--set', `${key}=${value}`]);
+    const EXTERNAL = sets(URLS);
+
+    it('refuses a second replica while any of the database, cache or bus is embedded (each replica would be a platform of its own)', () => {
+      expect(find(render(...ALL_IN_ONE, ...KEYS), 'Deployment', 'platform').spec!.replicas).toBe(1);
+      expect(renderError(...ALL_IN_ONE, ...KEYS, '--set', 'allInOne.replicas=2')).toContain('allInOne.replicas above 1 needs external PostgreSQL, Redis and Kafka');
+      // One of the three missing is enough to refuse.
+      for (const dropped of Object.keys(URLS)) {
+        const partial = sets(Object.fromEntries(Object.entries(URLS).filter(([key]) => key !== dropped)));
+        expect([dropped, renderError(...ALL_IN_ONE, ...KEYS, ...partial, '--set', 'allInOne.replicas=2')]).toEqual([dropped, expect.stringContaining('allInOne.replicas above 1')]);
+      }
+    });
+
+    it('takes more replicas with external PostgreSQL, Redis and Kafka (the URLs given, or an existing Secret or extraEnvFrom)', () => {
+      expect(find(render(...ALL_IN_ONE, ...KEYS, ...EXTERNAL, '--set', 'allInOne.replicas=2'), 'Deployment', 'platform').spec!.replicas).toBe(2);
+      const existing = render(...ALL_IN_ONE, '--set', 'secrets.existingSecret=mine', '--set', 'config.KAFKA_BROKERS=kafka:9092', '--set', 'allInOne.replicas=3');
+      expect(find(existing, 'Deployment', 'platform').spec!.replicas).toBe(3);
+      const envFrom = render(...ALL_IN_ONE, ...KEYS, '--set-json', 'extraEnvFrom=[{"secretRef":{"name":"infra"}}]', '--set', 'allInOne.replicas=2');
+      expect(find(envFrom, 'Deployment', 'platform').spec!.replicas).toBe(2);
+    });
+  });
+
+  describe('extra volumes', () => {
+    it('mounts extraVolumes where extraVolumeMounts say, in every pod of both layouts (a private CA for NODE_EXTRA_CA_CERTS)', () => {
+      const volume = { name: 'private-ca', configMap: { name: 'private-ca' } };
+      const mount = { name: 'private-ca', mountPath: '/etc/platform/ca', readOnly: true };
+      const args = [
+        '--set-json', `extraVolumes=${JSON.stringify([volume])}`,
+        '--set-json', `extraVolumeMounts=${JSON.stringify([mount])}`,
+        '--set-json', `extraEnv=${JSON.stringify([{ name: 'NODE_EXTRA_CA_CERTS', value: '/etc/platform/ca/ca.crt' }])}`,
+      ];
+      for (const docs of [render(...KEYS, ...args), render(...ALL_IN_ONE, ...KEYS, ...args)]) {
+        const deployments = docs.filter((d) => d.kind === 'Deployment');
+        expect(deployments.length).toBeGreaterThan(0);
+        for (const d of deployments) {
+          const pod = d.spec!.template!.spec;
+          expect(pod.volumes).toContainEqual(volume);
+          // The chart's own volumes stay: /tmp (tsx's cache) and /data under the read-only root filesystem.
+          expect(pod.volumes!.map((v) => v.name)).toEqual(['tmp', 'data', 'private-ca']);
+          expect(pod.containers[0].volumeMounts).toEqual([{ name: 'tmp', mountPath: '/tmp' }, { name: 'data', mountPath: '/data' }, mount]);
+          expect(env(pod.containers[0], 'NODE_EXTRA_CA_CERTS')).toBe('/etc/platform/ca/ca.crt');
+        }
+      }
+      const plain = container(render(...KEYS), 'platform-identity');
+      expect(plain.volumeMounts?.map((m) => m.name)).toEqual(['tmp', 'data']);
     });
   });
 

@@ -154,8 +154,10 @@ readinessProbe:
 {{- if lt (int $s.preStopSleepSeconds) 0 -}}
 {{- fail "shutdown.preStopSleepSeconds must be 0 (no preStop hook) or more" -}}
 {{- end -}}
-{{- if lt (int $s.graceMarginSeconds) 1 -}}
-{{- fail "shutdown.graceMarginSeconds must be at least 1: the grace period has to outlast the preStop sleep and SHUTDOWN_TIMEOUT_SECONDS" -}}
+{{- /* The executable gives up 5 s after SHUTDOWN_TIMEOUT_SECONDS (main.ts), logging that it timed out: a SIGKILL
+       before then would cut its last phase (relays, call records) without that line. */ -}}
+{{- if lt (int $s.graceMarginSeconds) 6 -}}
+{{- fail "shutdown.graceMarginSeconds must be at least 6: the process may stop for SHUTDOWN_TIMEOUT_SECONDS plus 5 s before it exits by itself, and the grace period has to outlast that and the preStop sleep" -}}
 {{- end -}}
 {{- add (int $s.preStopSleepSeconds) (int (default "25" .Values.config.SHUTDOWN_TIMEOUT_SECONDS)) (int $s.graceMarginSeconds) -}}
 {{- end -}}

@@ -128,10 +128,16 @@ containers:
         mountPath: /tmp
       - name: data
         mountPath: /data
+      {{- with $v.extraVolumeMounts }}
+      {{- toYaml . | nindent 6 }}
+      {{- end }}
 volumes:
   {{- include "platform.tmpVolume" $root | nindent 2 }}
   - name: data
     {{- toYaml .dataVolume | nindent 4 }}
+  {{- with $v.extraVolumes }}
+  {{- toYaml . | nindent 2 }}
+  {{- end }}
 {{- with (default $v.nodeSelector $t.nodeSelector) }}
 nodeSelector:
   {{- toYaml . | nindent 2 }}

@@ -78,8 +78,6 @@ export async function forwardRequest(
     stopped = reason;
     stopSwitch.stop(EXCHANGE_STOPPED);
   };
-  // The client closing its connection before the answer ends the exchange.
-  const stopHearingClient = reply.onClientGone(() => stop('client_gone'));
 
   let endpoint: UpstreamEndpoint | undefined;
   // The upstream hears why its request stopped (MCP: a sender that gives up SHOULD send a cancellation).
@@ -94,6 +92,9 @@ export async function forwardRequest(
       stop('cancelled');
     },
   });
+  // The client closing its connection before the answer ends the exchange. Listened to only once registered above,
+  // which refuses a request id already in flight (and would leave this listener behind).
+  const stopHearingClient = reply.onClientGone(() => stop('client_gone'));
 
   let idleLimitMs = server.timeoutSeconds * 1000;
   const deadline = Date.now() + ctx.plane.settings.maxExchangeSeconds * 1000;

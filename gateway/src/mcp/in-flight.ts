@@ -1,5 +1,5 @@
 import type { Cache } from '@platform/runtime';
-import type { JsonRpcId } from './jsonrpc';
+import { GatewayRpcError, RPC, type JsonRpcId } from './jsonrpc';
 
 const CHANNEL = 'mcp:cancel';
 
@@ -35,8 +35,17 @@ export class InFlightRequests {
     await this.unsubscribe?.();
   }
 
+  /**
+   * Registers a request about to be relayed. MCP forbids reusing a request id in a session; a request with the id of
+   * one in flight here is refused before it leaves: relayed, it took the first one's place at the upstream (the SDK's
+   * server sent the first one's answer on the second one's stream, and the first waited for its timeout) and here (a
+   * cancellation reached the wrong one). Per replica: one in flight on another replica is not seen.
+   */
   add(sessionKey: string, id: JsonRpcId, entry: InFlight): () => void {
     const key = InFlightRequests.key(sessionKey, id);
+    if (this.entries.has(key)) {
+      throw new GatewayRpcError(RPC.invalidRequest, 'Invalid Request: the request id is already in use by a request in flight in this session', 'error', 'invalid_request');
+    }
     this.entries.set(key, entry);
     return () => {
       if (this.entries.get(key) === entry) this.entries.delete(key);

@@ -32,6 +32,16 @@ function withParams(request: JsonRpcRequest, params: Record<string, unknown>): J
   return { ...request, params: { ...request.params, ...params } };
 }
 
+/**
+ * A `tools/call` as the upstream gets it: under the tool's own name, and without task augmentation. The gateway declares
+ * no `tasks` capability, and a receiver that does not MUST process the request normally, ignoring the augmentation (MCP
+ * 2025-11-25, Tasks): passed on, an upstream that has tasks answered with a task the client could not follow here.
+ */
+function toolCall(request: JsonRpcRequest, upstreamName: string): JsonRpcRequest {
+  const { task: _task, ...params } = request.params ?? {};
+  return { ...request, params: { ...params, name: upstreamName } };
+}
+
 export function routeRequest(exposure: GatewayExposure, request: JsonRpcRequest): Route {
   switch (request.method) {
     case 'ping':
@@ -48,7 +58,7 @@ export function routeRequest(exposure: GatewayExposure, request: JsonRpcRequest)
       const name = stringParam(request, 'name');
       const tool = exposure.tools.get(name);
       if (!tool) throw notExposed('tool', name);
-      return { kind: 'upstream', server: tool.upstream, message: withParams(request, { name: tool.upstreamName }), exposedName: name };
+      return { kind: 'upstream', server: tool.upstream, message: toolCall(request, tool.upstreamName), exposedName: name };
     }
     case 'prompts/get': {
       const name = stringParam(request, 'name');

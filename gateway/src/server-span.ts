@@ -13,16 +13,18 @@ export function serverSpanMiddleware(req: Request, res: Response, next: NextFunc
 }
 
 /**
- * Runs `next` inside the request's SERVER span. When tracing is off (no SDK started, so spans do not record) and the
- * caller sent no trace context, there is nothing to record or pass on: `next` runs as it is, which keeps the cost
- * of an untraced request near zero.
+ * Runs `next` inside the request's SERVER span. When tracing is off (no SDK started: the span is a no-op without a
+ * trace id) there is nothing to record or pass on: `next` runs as it is, which keeps the cost of an untraced request
+ * near zero. A span the sampler dropped does not record either, but it carries the trace id and the decision the
+ * request's calls must follow (parent-based sampling): without it, each of them would start a trace of its own.
  */
 export function inServerSpan(req: IncomingMessage, res: ServerResponse, routeOf: () => string, next: () => void): void {
   const method = req.method ?? 'GET';
-  const traced = req.headers.traceparent !== undefined;
-  const parent = traced ? extractTraceContext(req.headers) : context.active();
+  // Only the W3C trace context is taken from the caller (never its `baggage`, nor the other headers).
+  const { traceparent, tracestate } = req.headers;
+  const parent = traceparent !== undefined ? extractTraceContext({ traceparent, tracestate }) : context.active();
   const span = tracer.startSpan(`${method} ${UNMATCHED_ROUTE}`, { kind: SpanKind.SERVER, attributes: { 'http.request.method': method } }, parent);
-  if (!span.isRecording() && !traced) {
+  if (!span.isRecording() && !trace.isSpanContextValid(span.spanContext())) {
     next();
     return;
   }
@@ -30,9 +32,15 @@ export function inServerSpan(req: IncomingMessage, res: ServerResponse, routeOf:
     const route = routeOf();
     span.updateName(`${method} ${route}`);
     span.setAttribute('http.route', route);
-    span.setAttribute('http.response.status_code', res.statusCode);
-    // Server errors mark the span; 4xx answers are the caller's problem (OTel HTTP conventions).
-    if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+    // A request whose client went away before an answer began has no status (the access log's 499 is none it was sent).
+    if (res.headersSent) {
+      span.setAttribute('http.response.status_code', res.statusCode);
+      // Server errors mark the span; 4xx answers are the caller's problem (OTel HTTP conventions).
+      if (res.statusCode >= 500) {
+        span.setAttribute('error.type', String(res.statusCode));
+        span.setStatus({ code: SpanStatusCode.ERROR });
+      }
+    }
     span.end();
   };
   // 'close' follows 'finish' on every response and also comes alone when the connection drops.

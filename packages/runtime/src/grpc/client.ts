@@ -67,7 +67,7 @@ export function createGrpcClient<C extends Client>(
 ): AsyncClient<C> {
   const client: UnaryChannel =
     typeof target === 'string' ? new ClientConstructor(target, credentials.createInsecure(), { ...DEFAULT_CHANNEL_OPTIONS, ...options.channelOptions }) : target;
-  const address = typeof target === 'string' ? target : 'in-process';
+  const server = typeof target === 'string' ? serverAttributes(target) : { 'server.address': 'in-process' };
   const idempotent = new Set<string>(options.idempotentMethods ?? []);
   const maxAttempts = Math.max(1, options.maxAttempts ?? 5);
   const methods: Record<string, unknown> = {};
@@ -101,11 +101,13 @@ export function createGrpcClient<C extends Client>(
       try {
         return await withSpan(
           `${service}/${method}`,
-          { kind: SpanKind.CLIENT, attributes: { 'rpc.system': 'grpc', 'rpc.service': service, 'rpc.method': method, 'server.address': address } },
+          { kind: SpanKind.CLIENT, attributes: { 'rpc.system': 'grpc', 'rpc.service': service, 'rpc.method': method, ...server } },
           async (span) => {
             for (let attempt = 1; ; attempt++) {
               try {
-                return await callOnce(request, deadline);
+                const response = await callOnce(request, deadline);
+                span.setAttribute('rpc.grpc.status_code', GrpcStatus.OK);
+                return response;
               } catch (thrown) {
                 if (!isServiceError(thrown)) throw thrown;
                 const error = thrown;
@@ -134,6 +136,16 @@ export function createGrpcClient<C extends Client>(
 
   methods.close = () => client.close();
   return methods as AsyncClient<C>;
+}
+
+/**
+ * A `host:port` target as the semantic conventions' `server.address` (the host alone, IPv6 without brackets) and
+ * `server.port`; a target of another form is the address as it is.
+ */
+function serverAttributes(target: string): Record<string, string | number> {
+  const hostPort = /^(?:dns:\/{0,3})?(\[[^\]]+\]|[^:/[\]]+):(\d+)$/.exec(target);
+  if (!hostPort) return { 'server.address': target };
+  return { 'server.address': hostPort[1]!.replace(/^\[|\]$/g, ''), 'server.port': Number(hostPort[2]) };
 }
 
 /**

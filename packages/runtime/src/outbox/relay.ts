@@ -5,7 +5,7 @@ import type { Database } from '../db/port';
 import { assertSchemaName } from '../db/schema-name';
 import type { Logger } from '../logging/logger';
 import { outboxPublished, outboxPublishFailures, registerOutboxBacklog, type OutboxBacklog } from '../telemetry/metrics';
-import { SpanKind, withSpan } from '../telemetry/tracing';
+import { linksFromTraceHeaders, SpanKind, withSpan } from '../telemetry/tracing';
 import { relaySignal } from './nudge';
 
 export interface OutboxRelayOptions {
@@ -147,6 +147,8 @@ export class OutboxRelay {
         `${this.schema} outbox publish`,
         {
           kind: SpanKind.PRODUCER,
+          // The relay runs in a trace of its own; its publish links to the trace of each event's writer.
+          links: linksFromTraceHeaders(rows.map((row) => row.headers)),
           attributes: { 'messaging.system': bus.kind, 'messaging.operation': 'publish', 'messaging.batch.message_count': rows.length },
         },
         () => bus.publish(messages),

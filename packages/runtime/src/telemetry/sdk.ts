@@ -35,8 +35,13 @@ export async function startTelemetry(options: { serviceName: string; logger: Log
   const env = options.env ?? process.env;
   if (!tracingRequested(env)) return { shutdown: async () => {} };
   // Loaded only when wanted: the SDK and its exporters are heavy to import.
-  const { NodeSDK } = await import('@opentelemetry/sdk-node');
-  const sdk = new NodeSDK({ serviceName: env.OTEL_SERVICE_NAME ?? options.serviceName, instrumentations: [] });
+  const { NodeSDK, resources } = await import('@opentelemetry/sdk-node');
+  // The process's name is only the default under what the variables say: OTEL_RESOURCE_ATTRIBUTES (merged over this
+  // by the SDK's env detector) may name the service, and OTEL_SERVICE_NAME, when not empty, wins over both (spec).
+  // NodeSDK's `serviceName` would win over OTEL_RESOURCE_ATTRIBUTES, so it carries only OTEL_SERVICE_NAME.
+  const resource = resources.defaultResource().merge(resources.resourceFromAttributes({ 'service.name': options.serviceName }));
+  const serviceName = env.OTEL_SERVICE_NAME?.trim() || undefined;
+  const sdk = new NodeSDK({ resource, ...(serviceName ? { serviceName } : {}), instrumentations: [] });
   sdk.start();
   options.logger.info({ exporter: env.OTEL_TRACES_EXPORTER ?? 'otlp' }, 'OpenTelemetry tracing on');
   return { shutdown: () => sdk.shutdown() };

@@ -1,11 +1,13 @@
 import {
   context,
   propagation,
+  ROOT_CONTEXT,
   SpanKind,
   SpanStatusCode,
   trace,
   type Attributes,
   type Context,
+  type Link,
   type Span,
 } from '@opentelemetry/api';
 
@@ -23,12 +25,14 @@ export interface SpanOptions {
   attributes?: Attributes;
   /** Parent context; defaults to the active one. */
   parent?: Context;
+  /** Spans of other traces this one works for (a batch's messages: `linksFromTraceHeaders`). */
+  links?: Link[];
 }
 
 /** Runs `fn` inside a new active span, ending it and recording any error thrown. */
 export async function withSpan<T>(name: string, options: SpanOptions, fn: (span: Span) => Promise<T>): Promise<T> {
   const parent = options.parent ?? context.active();
-  const span = tracer.startSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes }, parent);
+  const span = tracer.startSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes, links: options.links }, parent);
   try {
     return await context.with(trace.setSpan(parent, span), () => fn(span));
   } catch (error) {
@@ -55,6 +59,24 @@ export function extractTraceContext(headers: Record<string, string | string[] | 
     else if (Array.isArray(value) && value.length > 0) carrier[key.toLowerCase()] = value[0]!;
   }
   return propagation.extract(context.active(), carrier);
+}
+
+/**
+ * A link to each distinct span that W3C trace-context headers name, for a span working for many traces at once: the
+ * outbox relay's publish of a batch links to the span that wrote each event (OTel messaging conventions), so each
+ * publish leads to the requests whose events it carried. Empty when tracing is off.
+ */
+export function linksFromTraceHeaders(carriers: ReadonlyArray<Record<string, string>>): Link[] {
+  const links: Link[] = [];
+  const seen = new Set<string>();
+  for (const carrier of carriers) {
+    if (!carrier.traceparent) continue;
+    const linked = trace.getSpanContext(propagation.extract(ROOT_CONTEXT, carrier));
+    if (!linked || !trace.isSpanContextValid(linked) || seen.has(linked.spanId)) continue;
+    seen.add(linked.spanId);
+    links.push({ context: linked });
+  }
+  return links;
 }
 
 export function currentTraceId(): string | undefined {

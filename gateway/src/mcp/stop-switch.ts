@@ -67,8 +67,10 @@ export function signalOf(stop: ExchangeStop): AbortSignal {
 /** Waits `milliseconds`, or less when `stop` fires meanwhile (or has already). */
 export function pauseUnlessStopped(milliseconds: number, stop: ExchangeStop): Promise<void> {
   return new Promise((resolve) => {
+    // `onStopped` calls `done` at once when `stop` has fired already, before it returns how to stop listening.
+    let stopListening: () => void = () => undefined;
     const timer = setTimeout(done, milliseconds);
-    const stopListening = onStopped(stop, done);
+    stopListening = onStopped(stop, done);
     function done() {
       clearTimeout(timer);
       stopListening();

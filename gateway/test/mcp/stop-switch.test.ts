@@ -1,4 +1,4 @@
-import { onStopped, signalOf, StopSwitch } from '../../src/mcp/stop-switch';
+import { onStopped, pauseUnlessStopped, signalOf, StopSwitch } from '../../src/mcp/stop-switch';
 
 describe('StopSwitch (an exchange stop without an AbortSignal)', () => {
   it('calls each listener once, with the reason readable, and late listeners at once', () => {
@@ -50,5 +50,20 @@ describe('StopSwitch (an exchange stop without an AbortSignal)', () => {
     expect(signalOf(controller.signal)).toBe(controller.signal);
     onStopped(controller.signal, () => heard.push('late'));
     expect(heard).toEqual(['two', 'late']);
+  });
+
+  it('pauses until the time is up, or no longer than the stop, also one that has fired already', async () => {
+    const stopped = new StopSwitch();
+    stopped.stop('done');
+    const aborted = new AbortController();
+    aborted.abort();
+    // An hour each: the test's own timeout fails them if the fired stop is not heard at once.
+    await expect(pauseUnlessStopped(3_600_000, stopped)).resolves.toBeUndefined();
+    await expect(pauseUnlessStopped(3_600_000, aborted.signal)).resolves.toBeUndefined();
+    const later = new StopSwitch();
+    const pause = pauseUnlessStopped(3_600_000, later);
+    later.stop('client_gone');
+    await expect(pause).resolves.toBeUndefined();
+    await expect(pauseUnlessStopped(1, new StopSwitch())).resolves.toBeUndefined();
   });
 });

@@ -64,7 +64,9 @@ export const MODULES: Record<string, ModuleDefinition<PlatformContext>> = {
     deps: ['telemetry'],
     async start(ctx) {
       const bus = await createEventBus(ctx.config.bus, ctx.logger);
-      ctx.readiness.push({ name: 'bus', check: () => bus.ping() });
+      // Listed, never a reason to be unready: no process needs the bus to serve (docs/architecture.md, Health,
+      // readiness and ops). Services' events wait in their outboxes, the edge's call records in its buffer.
+      ctx.readiness.push({ name: 'bus', informational: true, check: () => bus.ping() });
       return { value: bus, stop: () => bus.close() };
     },
   },

@@ -13,8 +13,12 @@ import {
 } from '@platform/runtime';
 import type { PlatformContext } from '../context';
 
-/** What the edge itself uses to serve: the cache (rate limits, sessions, signals) and the bus (call records). */
-const EDGE_NEEDS = new Set(['cache', 'bus']);
+/**
+ * What the edge itself needs to serve: the cache (rate limits, sessions, signals). Not the bus: call records wait in
+ * the recorder's buffer while it is down (and past the buffer are dropped, counted), which must not take every edge
+ * replica out of its Service.
+ */
+const EDGE_NEEDS = new Set(['cache']);
 
 /**
  * The HTTP edge. Its readiness is what it needs itself, never the services behind it: each service has its own

@@ -29,6 +29,17 @@ export interface GrpcServerOptions {
   channelOptions?: ChannelOptions;
 }
 
+/**
+ * Clients keep one connection to a service address, and a Kubernetes Service balances connections, not calls: a
+ * connection that lived for ever would keep each client on the replica it first reached, and replicas added later
+ * (a rollout, the autoscaler) would get no calls from it. So a connection is told to go (GOAWAY) after about five
+ * minutes (grpc-js adds up to 10 % of jitter) and the client's next calls open a new one, which the Service may send
+ * to any replica. Calls still running on the old one may finish for an hour, longer than any deadline the platform
+ * sets (a refresh's is about 50 minutes); a stopping server ends them sooner anyway.
+ */
+export const MAX_CONNECTION_AGE_MS = 5 * 60 * 1000;
+export const MAX_CONNECTION_AGE_GRACE_MS = 60 * 60 * 1000;
+
 /** A typed implementation for a generated definition; an untyped definition can only be checked at runtime. */
 type ImplementationOf<D> = string extends keyof D ? object : AsyncImplementationFor<D>;
 
@@ -53,7 +64,13 @@ export class GrpcServer {
 
   constructor(private readonly options: GrpcServerOptions) {
     this.logger = options.logger;
-    this.server = new Server({ 'grpc.max_receive_message_length': MAX_MESSAGE_BYTES, 'grpc.max_send_message_length': MAX_MESSAGE_BYTES, ...options.channelOptions });
+    this.server = new Server({
+      'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
+      'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
+      'grpc.max_connection_age_ms': MAX_CONNECTION_AGE_MS,
+      'grpc.max_connection_age_grace_ms': MAX_CONNECTION_AGE_GRACE_MS,
+      ...options.channelOptions,
+    });
     this.health.addTo(this.server);
   }
 

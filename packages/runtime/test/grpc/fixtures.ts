@@ -1,3 +1,4 @@
+import type { ChannelOptions } from '@grpc/grpc-js';
 import { ProbeServiceService, type ProbeServiceServer } from '@platform/proto/gen/platform/testing/v1/testing';
 import { freePort, memoryLogger } from '@platform/test';
 import type { Logger } from '../../src/logging/logger';
@@ -11,9 +12,14 @@ export const PROBE_SERVICE = 'platform.testing.v1.ProbeService';
 /** Starts a GrpcServer on 127.0.0.1 hosting ProbeService with the given handler. */
 export async function startProbeServer(
   getServiceStatus: AsyncServiceImplementation<ProbeServiceServer>['getServiceStatus'],
-  options: { port?: number; logger?: Logger } = {},
+  options: { port?: number; logger?: Logger; channelOptions?: ChannelOptions } = {},
 ): Promise<{ server: GrpcServer; address: string }> {
-  const server = new GrpcServer({ host: '127.0.0.1', port: options.port ?? 0, logger: options.logger ?? memoryLogger().logger });
+  const server = new GrpcServer({
+    host: '127.0.0.1',
+    port: options.port ?? 0,
+    logger: options.logger ?? memoryLogger().logger,
+    ...(options.channelOptions ? { channelOptions: options.channelOptions } : {}),
+  });
   const implementation: AsyncServiceImplementation<ProbeServiceServer> = { getServiceStatus };
   server.addService(ProbeServiceService, implementation);
   const port = await server.start();

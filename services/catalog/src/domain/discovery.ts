@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { fingerprintOf } from './fingerprint';
 import { raced } from './upstream-client';
 import { upstreamExchange, type DiscoveryTarget } from './upstream-exchange';
-import { inMiB, MAX_DISCOVERY_BYTES } from './upstream-fetch';
+import { MAX_DISCOVERY_BYTES } from './upstream-fetch';
 import { holdsMoreValuesThan, MAX_VALIDATED_VALUES } from './upstream-messages';
 
 export type CapabilityKind = 'tool' | 'resource' | 'resource_template' | 'prompt';
@@ -196,7 +196,7 @@ export async function discoverCapabilities(target: DiscoveryTarget, signal?: Abo
     return await raced(discover(), stop);
   } catch (error) {
     if (error instanceof DiscoveryError) throw error;
-    if (guarded.overflowed.aborted) throw refused(`it sent more than ${inMiB(guarded.maxBytes)}, the most the platform reads from one server at a time`);
+    if (guarded.overflowed.aborted) throw refused((guarded.overflowed.reason as Error).message);
     if (bounded.refused.aborted) throw refused((bounded.refused.reason as Error).message);
     // A deadline (the connection's, or the caller's overall one) is a timeout too; any other abort is the caller stopping.
     throw new DiscoveryError(classify(error), error);

@@ -16,12 +16,24 @@ export const MAX_HANDSHAKE_BYTES = 1024 * 1024;
  */
 export const MAX_DISCOVERY_BYTES = 16 * 1024 * 1024;
 
+/**
+ * The most JSON objects and arrays one discovery reads from an upstream, every answer together (counted as `{` and `[`
+ * bytes, those inside strings too). Bytes alone do not bound what an answer costs once parsed: 16 MiB of `[{},{},…]`
+ * is 5.6 million objects, about 340 MiB of heap, where 16 MiB of any other shape builds at most about 80. This bound
+ * keeps the worst discovery near 150 MiB. A real definition has tens of them (a schema's properties, annotations):
+ * 10,000 capabilities (MAX_CAPABILITIES_PER_SERVER) of 100 each fit.
+ */
+export const MAX_DISCOVERY_CONTAINERS = 1_000_000;
+
 /** A byte count in MiB, as refusals name it. */
-export const inMiB = (bytes: number): string => `${bytes / (1024 * 1024)} MiB`;
+const inMiB = (bytes: number): string => `${bytes / (1024 * 1024)} MiB`;
 
 export interface GuardedFetch {
   fetch: (url: string | URL, init?: RequestInit) => Promise<Response>;
-  /** Aborted once the upstream has sent more than the limit: what it sent is refused, and the SDK's requests stop. */
+  /**
+   * Aborted once the upstream has sent more than the limit of bytes or of JSON containers (MAX_DISCOVERY_CONTAINERS):
+   * what it sent is refused, and the SDK's requests stop. Its reason's message says which, in the platform's words.
+   */
   overflowed: AbortSignal;
   /** The limit in force. */
   readonly maxBytes: number;
@@ -41,6 +53,7 @@ export function guardedFetchFor(allowedNetworks: readonly ParsedCidr[], timeoutM
   const dispatcher = createGuardedDispatcher({ allowedNetworks, connectTimeoutMs: timeoutMs, headersTimeoutMs: timeoutMs, bodyTimeoutMs: timeoutMs });
   const overflow = new AbortController();
   let read = 0;
+  let containers = 0;
   // undici's own Response throughout, as before the count was added: the SDK reads it the same way.
   const counted = (response: UndiciResponse): Response => {
     if (!response.body) return response as unknown as Response;
@@ -48,8 +61,13 @@ export function guardedFetchFor(allowedNetworks: readonly ParsedCidr[], timeoutM
       new TransformStream<Uint8Array, Uint8Array>({
         transform(chunk, controller) {
           read += chunk.byteLength;
-          if (read <= maxBytes) return controller.enqueue(chunk);
-          const error = new Error(`the upstream sent more than ${maxBytes} bytes`);
+          containers += containersIn(chunk);
+          if (read <= maxBytes && containers <= MAX_DISCOVERY_CONTAINERS) return controller.enqueue(chunk);
+          const error = new Error(
+            read > maxBytes
+              ? `it sent more than ${inMiB(maxBytes)}, the most the platform reads from one server at a time`
+              : `it sent more than ${MAX_DISCOVERY_CONTAINERS.toLocaleString('en-US')} JSON objects and arrays, the most the platform reads from one server at a time`,
+          );
           overflow.abort(error);
           controller.error(error);
         },
@@ -73,4 +91,17 @@ export function guardedFetchFor(allowedNetworks: readonly ParsedCidr[], timeoutM
     // destroy, not close: close waits for answers in flight, which an upstream may make last for ever.
     close: () => dispatcher.destroy(),
   };
+}
+
+const OPEN_BRACE = 0x7b;
+const OPEN_BRACKET = 0x5b;
+
+/** How many `{` and `[` a piece of an answer holds: each opens a JSON object or array, unless inside a string. */
+function containersIn(chunk: Uint8Array): number {
+  let count = 0;
+  for (let i = 0; i < chunk.length; i++) {
+    const byte = chunk[i];
+    if (byte === OPEN_BRACE || byte === OPEN_BRACKET) count++;
+  }
+  return count;
 }

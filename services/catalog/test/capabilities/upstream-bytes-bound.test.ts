@@ -1,7 +1,7 @@
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { answer, drainedOrClosed, initializeResult, startRawUpstream } from '@platform/test';
-import { MAX_DISCOVERY_BYTES, MAX_HANDSHAKE_BYTES } from '../../src/domain/upstream-fetch';
+import { MAX_DISCOVERY_BYTES, MAX_DISCOVERY_CONTAINERS, MAX_HANDSHAKE_BYTES } from '../../src/domain/upstream-fetch';
 import { capabilityTestbed } from './testbed';
 
 /**
@@ -44,6 +44,24 @@ async function startHugeListUpstream(descriptionBytes: number): Promise<{ url: s
   };
 }
 
+/**
+ * An MCP upstream whose tools/list answer is 1,000 tools, each with an extension field of `emptyObjects` `{}`: few
+ * bytes (3 each), as many JSON objects. Every tool stays within the per-capability bound on values.
+ */
+async function startWideListUpstream(emptyObjects: number) {
+  const tools = Array.from({ length: 1000 }, (_, i) => `{"name":"wide-${i}","inputSchema":{"type":"object"},"x-filler":[${Array(emptyObjects).fill('{}').join(',')}]}`);
+  const body = `{"tools":[${tools.join(',')}]}`;
+  return startRawUpstream((message, res) => {
+    if (message?.method === 'initialize') {
+      answer(res, message.id, initializeResult());
+      return true;
+    }
+    if (message?.method !== 'tools/list') return false;
+    res.writeHead(200, { 'content-type': 'application/json' }).end(`{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":${body}}`);
+    return true;
+  });
+}
+
 /** What one upstream can make the catalog read: MAX_DISCOVERY_BYTES per discovery, every answer together. */
 describe('the bound on what the catalog reads from an upstream', () => {
   const testbed = capabilityTestbed();
@@ -74,6 +92,29 @@ describe('the bound on what the catalog reads from an upstream', () => {
     const refreshed = await owner.client.post(`/v1/teams/${team}/mcp-servers/${id}/refresh`);
     expect(refreshed.status).toBe(200);
     expect(refreshed.body.data.map((capability: { name: string }) => capability.name)).toEqual(['huge']);
+  }, 120_000);
+
+  it('refuses answers of more JSON objects and arrays than the bound, however few their bytes, and stores nothing', async () => {
+    const { owner, team } = testbed();
+    // 1,000 tools of 1,100 objects each: 1.1 million, in about 3.3 MB (each tool well under the bound on values).
+    const upstream = await startWideListUpstream(Math.ceil((MAX_DISCOVERY_CONTAINERS * 1.1) / 1000));
+    upstreams.push(upstream);
+    const id = await register(upstream.url);
+    const refused = await owner.client.post(`/v1/teams/${team}/mcp-servers/${id}/refresh`);
+    const message =
+      "The MCP server's answer was refused (protocol_error): it sent more than 1,000,000 JSON objects and arrays, the most the platform reads from one server at a time";
+    expect([refused.status, refused.body.error?.code, refused.body.error?.message]).toEqual([503, 'unavailable', message]);
+    expect((await owner.client.get(`/v1/teams/${team}/mcp-servers/${id}`)).body.data).toMatchObject({ lastRefreshError: message, refreshedAt: null, counts: { tools: 0 } });
+  }, 120_000);
+
+  it('takes answers of many objects within the bound', async () => {
+    const { owner, team } = testbed();
+    const upstream = await startWideListUpstream(Math.floor((MAX_DISCOVERY_CONTAINERS * 0.5) / 1000));
+    upstreams.push(upstream);
+    const id = await register(upstream.url);
+    const refreshed = await owner.client.post(`/v1/teams/${team}/mcp-servers/${id}/refresh`);
+    expect(refreshed.status).toBe(200);
+    expect((await owner.client.get(`/v1/teams/${team}/mcp-servers/${id}`)).body.data).toMatchObject({ lastRefreshError: null, counts: { tools: 1000 } });
   }, 120_000);
 
   it('reads at most 1 MiB until connected: a larger initialize answer is refused', async () => {

@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { JsonRpcMessage } from './jsonrpc';
+import type { AnswerTypes } from './media-types';
 import { onStopped, type ExchangeStop } from './stop-switch';
 
 export const STREAM_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive' };
@@ -17,6 +18,8 @@ function dataLineOf(message: JsonRpcMessage, text: string | undefined): string {
 export class ClientReply {
   bytes = 0;
   streaming = false;
+  /** Whether the client takes messages before the answer, on a stream (false: it accepts only JSON, JsonOnlyReply). */
+  readonly takesStream: boolean = true;
   /** The final message's text, for payload capture. */
   lastMessage = '';
 
@@ -124,6 +127,52 @@ export class ClientReply {
   }
 }
 
+/**
+ * The reply to a POST's request in what its client accepts (media-types.ts): the plain reply for a client that takes
+ * both JSON and SSE (MCP's rule, and the hot path), otherwise one that never answers in the type it refused.
+ */
+export function replyFor(res: ServerResponse, answers: AnswerTypes): ClientReply {
+  if (answers === 'any') return new ClientReply(res);
+  return answers === 'json' ? new JsonOnlyReply(res) : new SseOnlyReply(res);
+}
+
+/**
+ * The reply to a client that accepts only JSON: the answer alone. What an upstream sends before it is not for this
+ * client (forward.ts drops notifications and refuses questions); a request that ends without an answer (cancelled)
+ * gets 202 and no body, since an empty stream is not JSON.
+ */
+class JsonOnlyReply extends ClientReply {
+  override readonly takesStream = false;
+
+  override startStream(): void {}
+
+  override send(): void {}
+
+  override end(): void {
+    this.accepted();
+  }
+}
+
+/**
+ * The reply to a client that accepts only SSE: an answer that would have gone as JSON goes as a stream of that one
+ * event, headers and body in one write. HTTP errors of the transport stay JSON (endpoint.ts), as the SDK's server
+ * answers them whatever the Accept.
+ */
+class SseOnlyReply extends ClientReply {
+  override json(status: number, message: JsonRpcMessage, headers: Record<string, string> = {}, text?: string): void {
+    if (status !== 200 || this.streaming || this.finished) {
+      super.json(status, message, headers, text);
+      return;
+    }
+    this.streaming = true;
+    const line = dataLineOf(message, text);
+    this.lastMessage = line;
+    const event = this.event(line);
+    this.res.writeHead(200, { ...headers, ...STREAM_HEADERS, 'content-length': Buffer.byteLength(event) });
+    this.res.end(event);
+  }
+}
+
 /** The wait for each response's socket to drain, while one is on. */
 const drains = new WeakMap<ServerResponse, Promise<void>>();
 
@@ -201,6 +250,65 @@ export class BatchMemberReply extends ClientReply {
     const line = dataLineOf(message, text);
     this.lastMessage = line;
     this.res.write(this.event(line));
+  }
+
+  override end(): void {
+    this.answered = true;
+  }
+}
+
+/**
+ * The answers of a JSON-RPC batch whose client accepts only JSON: gathered, and sent as one JSON array once every
+ * request is done (`end`); 202 and no body when none was answered (each cancelled).
+ */
+export class BatchAnswers extends BatchStream {
+  private readonly texts: string[] = [];
+
+  add(text: string): void {
+    this.texts.push(text);
+  }
+
+  end(): void {
+    if (this.res.writableEnded || this.res.destroyed) return;
+    if (this.texts.length === 0) {
+      this.res.writeHead(202).end();
+      return;
+    }
+    const body = `[${this.texts.join(',')}]`;
+    this.res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+    this.res.end(body);
+  }
+}
+
+/** The reply of one request of a batch whose client accepts only JSON: its answer joins the batch's (BatchAnswers). */
+export class BatchAnswerReply extends ClientReply {
+  override readonly takesStream = false;
+  private answered = false;
+
+  constructor(private readonly batch: BatchAnswers) {
+    super(batch.res);
+  }
+
+  override onClientGone(listener: () => void): () => void {
+    return this.batch.onClientGone(listener);
+  }
+
+  override json(_status: number, message: JsonRpcMessage, _headers?: Record<string, string>, text?: string): void {
+    this.final(message, text);
+  }
+
+  override startStream(): void {}
+
+  override send(): void {}
+
+  override accepted(): void {}
+
+  override final(message: JsonRpcMessage, text = JSON.stringify(message)): void {
+    if (this.finished || this.answered) return;
+    this.answered = true;
+    this.lastMessage = text;
+    this.bytes += Buffer.byteLength(text);
+    this.batch.add(text);
   }
 
   override end(): void {

@@ -2,6 +2,7 @@ import type { RuntimeServer } from '@platform/proto/gen/platform/catalog/v1/cata
 import type { ClientReply } from './client-reply';
 import { endpointFor, type CallContext } from './data-plane';
 import {
+  errorResponse,
   GatewayRpcError,
   isNotification,
   isRequest,
@@ -61,8 +62,10 @@ export interface ForwardOutcome {
 
 /**
  * Sends one client request to an upstream and relays everything that comes back until the answer: the answer as
- * JSON when nothing else came first, otherwise an SSE stream. The upstream has the server's timeout to start
- * answering and to go quiet between messages (long waits for the client's answer to a relayed question excepted).
+ * JSON when nothing else came first, otherwise an SSE stream; a client that accepts one type only gets that type
+ * (client-reply.ts), and when it is JSON nothing before the answer (relayStream). The upstream has the server's
+ * timeout to start answering and to go quiet between messages (long waits for the client's answer to a relayed
+ * question excepted).
  * Cancellation (`notifications/cancelled` on any replica) and the client going away end the exchange.
  */
 export async function forwardRequest(
@@ -129,6 +132,7 @@ export async function forwardRequest(
         };
         return await relayStream(ctx, server, request, answer.messages, reply, {
           onActivity: armIdle,
+          refuseQuestion: (question) => refuseUpstreamQuestion(ctx, server, upstream, question),
           onQuestionRelayed: () => {
             idleLimitMs = Math.max(idleLimitMs, AWAITING_CLIENT_MS);
             // Re-armed now: the timer armed for this message still counted the server's timeout.
@@ -165,11 +169,29 @@ export async function forwardRequest(
 
 /** Sends the upstream `notifications/cancelled` for its request, best effort and off the exchange's path. */
 function cancelUpstreamRequest(ctx: CallContext, server: RuntimeServer, endpoint: UpstreamEndpoint, requestId: JsonRpcRequest['id'], reason: string | undefined): void {
-  void postToUpstream(
-    endpoint,
-    { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, ...(reason !== undefined ? { reason } : {}) } },
-    { dispatcher: ctx.plane.dispatcher, signal: AbortSignal.timeout(server.timeoutSeconds * 1000), maxMessageBytes: 65_536, timeoutSeconds: server.timeoutSeconds },
-  ).catch(() => undefined);
+  tellUpstream(ctx, server, endpoint, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, ...(reason !== undefined ? { reason } : {}) } });
+}
+
+/**
+ * Answers a question an upstream asked during a request whose client accepts only JSON (elicitation, sampling, roots):
+ * nothing but the answer reaches that client, so it cannot be asked, and the upstream is told at once, with the error
+ * an SDK client gives a request it has no handler for, rather than left waiting for an answer that cannot come. It
+ * does not go to the session's GET stream: MCP has that stream carry messages unrelated to requests in flight, and it
+ * may be held by another replica.
+ */
+function refuseUpstreamQuestion(ctx: CallContext, server: RuntimeServer, endpoint: UpstreamEndpoint, question: JsonRpcRequest): void {
+  const message = `Method not found: the client accepts only application/json on this request, so '${question.method}' cannot reach it`;
+  tellUpstream(ctx, server, endpoint, errorResponse(question.id, RPC.methodNotFound, message));
+}
+
+/** POSTs a message the upstream is owed, best effort and off the exchange's path. */
+function tellUpstream(ctx: CallContext, server: RuntimeServer, endpoint: UpstreamEndpoint, message: JsonRpcNotification | JsonRpcResponse): void {
+  void postToUpstream(endpoint, message, {
+    dispatcher: ctx.plane.dispatcher,
+    signal: AbortSignal.timeout(server.timeoutSeconds * 1000),
+    maxMessageBytes: 65_536,
+    timeoutSeconds: server.timeoutSeconds,
+  }).catch(() => undefined);
 }
 
 function malformed(server: RuntimeServer): GatewayRpcError {
@@ -179,6 +201,8 @@ function malformed(server: RuntimeServer): GatewayRpcError {
 interface StreamRelay {
   /** Any message from the upstream: the exchange is alive. */
   onActivity: () => void;
+  /** A question the client cannot be asked (it accepts only JSON): the upstream is answered with an error. */
+  refuseQuestion: (question: JsonRpcRequest) => void;
   /** A question went to the client: the upstream may now wait for its answer. */
   onQuestionRelayed: () => void;
   /** Picks up the stream after the event with this id (after the upstream's `retry` wait). */
@@ -204,6 +228,13 @@ async function relayStream(ctx: CallContext, server: RuntimeServer, request: Jso
           if (message.id !== request.id) continue;
           reply.final(message, item.text);
           return { response: message };
+        }
+        if (!reply.takesStream) {
+          // A client that accepts only JSON gets the answer alone: a question is refused upstream, a notification
+          // dropped (after toClient, so that a list change still has the catalog re-discover the server).
+          if (isRequest(message)) relay.refuseQuestion(message);
+          else if (!toClient(ctx, server, message)) throw malformed(server);
+          continue;
         }
         const relayed = toClient(ctx, server, message);
         if (!relayed) throw malformed(server);

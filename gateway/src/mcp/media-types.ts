@@ -9,17 +9,32 @@ const SDK_ACCEPT = 'application/json, text/event-stream';
  * The media types of a POST (MCP Streamable HTTP): its body must be declared `application/json` (415 otherwise, as
  * the SDK's server answers), and the client must take an answer the gateway can give, JSON or SSE (406 otherwise).
  * MCP has clients accept both, but some real clients and proxies send only one of the two, and are refused by SDK
- * servers that insist on both: the gateway serves them, and refuses only an Accept that takes neither.
+ * servers that insist on both: the gateway serves them, in the one type they take (answerTypesOf), and refuses only
+ * an Accept that takes neither.
  */
 export function checkPostMediaTypes(req: IncomingMessage): void {
   const contentType = req.headers['content-type'];
   if (contentType !== 'application/json' && mediaTypeOf(contentType) !== 'application/json') {
     throw new McpHttpError(415, RPC.invalidRequest, 'Unsupported Media Type: the body must be application/json');
   }
-  const accept = req.headers.accept;
-  if (accept !== SDK_ACCEPT && !accepts(accept, 'application', 'json') && !accepts(accept, 'text', 'event-stream')) {
+  if (answerTypesOf(req.headers.accept) === undefined) {
     throw new McpHttpError(406, RPC.invalidRequest, 'Not Acceptable: the client must accept application/json or text/event-stream');
   }
+}
+
+/**
+ * What a POST's answer may be: `any` (JSON, or an SSE stream when something precedes the answer) for a client that
+ * takes both, as MCP asks, or sends no Accept; `json` or `sse` for one that takes only that.
+ */
+export type AnswerTypes = 'any' | 'json' | 'sse';
+
+/** The answer types an Accept header takes, undefined for neither; the SDK's header costs one comparison. */
+export function answerTypesOf(accept: string | undefined): AnswerTypes | undefined {
+  if (accept === SDK_ACCEPT) return 'any';
+  const json = accepts(accept, 'application', 'json');
+  const sse = accepts(accept, 'text', 'event-stream');
+  if (json) return sse ? 'any' : 'json';
+  return sse ? 'sse' : undefined;
 }
 
 /** The `type/subtype` of a Content-Type, lower-case and without parameters. */

@@ -7,7 +7,7 @@ import { isoTimestamp, principalOf, targetOf } from './call-context';
 import { countMcpCall } from './call-metrics';
 import { capUtf8 } from './call-payload';
 import type { McpCallEvent } from './call-record';
-import { BatchMemberReply, BatchStream, ClientReply, STREAM_HEADERS } from './client-reply';
+import { BatchAnswerReply, BatchAnswers, BatchMemberReply, BatchStream, ClientReply, replyFor, STREAM_HEADERS } from './client-reply';
 import { endpointFor, type CallContext, type DataPlane } from './data-plane';
 import { forwardRequest } from './forward';
 import { McpHttpError, readBody } from './http-errors';
@@ -23,6 +23,7 @@ import {
   type JsonRpcRequest,
   type JsonRpcResponse,
 } from './jsonrpc';
+import { answerTypesOf, type AnswerTypes } from './media-types';
 import { routeRequest, type Route } from './methods';
 import { parseRelayId } from './relay-ids';
 import { requireSession } from './session-check';
@@ -31,7 +32,8 @@ import { postToUpstream } from './upstream-client';
 
 /**
  * POST /mcp/{slug}: one JSON-RPC message from the client, or a batch in a session of a protocol version that has
- * them. Requests are answered with JSON or an SSE stream; notifications and answers to relayed questions with 202.
+ * them. Requests are answered with JSON or an SSE stream, as the client accepts (client-reply.ts); notifications and
+ * answers to relayed questions with 202.
  */
 export async function handlePost(plane: DataPlane, req: IncomingMessage, res: ServerResponse, principal: McpPrincipal, readAt: number): Promise<void> {
   const started = process.hrtime.bigint();
@@ -56,7 +58,9 @@ export async function handlePost(plane: DataPlane, req: IncomingMessage, res: Se
   let releaseRelays: (() => void) | undefined;
   try {
     releaseRelays = relays > 0 ? plane.perPerson.relays.claim(principal.personId, relays) : undefined;
-    await servePost(plane, req, res, principal, readAt, message, started, body);
+    // The Accept header passed checkPostMediaTypes (endpoint.ts), so it takes one type at least.
+    const answers = answerTypesOf(req.headers.accept) ?? 'any';
+    await servePost(plane, req, res, principal, readAt, message, started, body, answers);
   } finally {
     releaseRequests?.();
     releaseRelays?.();
@@ -89,9 +93,10 @@ async function servePost(
   message: unknown,
   started: bigint,
   body: Buffer,
+  answers: AnswerTypes,
 ): Promise<void> {
-  if (Array.isArray(message)) return handleBatch(plane, req, res, principal, readAt, message, started);
-  const reply = new ClientReply(res);
+  if (Array.isArray(message)) return handleBatch(plane, req, res, principal, readAt, message, started, answers);
+  const reply = replyFor(res, answers);
 
   if (isRequest(message) && message.method === 'initialize') {
     const resolved = await plane.exposures.get(principal.gateway.slug, readAt);
@@ -143,11 +148,21 @@ export const MAX_BATCH_MESSAGES = 100;
 
 /**
  * A JSON-RPC batch: each message is handled as if it were posted alone, its requests at the same time. Their answers,
- * and whatever their upstreams send before them, share one SSE stream that ends with the last answer; a batch without
- * requests is answered 202. Refused (400) in a session of a version without batches, and when empty, longer than
- * MAX_BATCH_MESSAGES, holding an `initialize` (never part of a batch) or anything but JSON-RPC messages.
+ * and whatever their upstreams send before them, share one SSE stream that ends with the last answer; for a client
+ * that accepts only JSON, the answers alone, as one JSON array once all are in. A batch without requests is answered
+ * 202. Refused (400) in a session of a version without batches, and when empty, longer than MAX_BATCH_MESSAGES,
+ * holding an `initialize` (never part of a batch) or anything but JSON-RPC messages.
  */
-async function handleBatch(plane: DataPlane, req: IncomingMessage, res: ServerResponse, principal: McpPrincipal, readAt: number, messages: unknown[], started: bigint): Promise<void> {
+async function handleBatch(
+  plane: DataPlane,
+  req: IncomingMessage,
+  res: ServerResponse,
+  principal: McpPrincipal,
+  readAt: number,
+  messages: unknown[],
+  started: bigint,
+  answers: AnswerTypes,
+): Promise<void> {
   const { key, session } = await requireSession(plane, req, principal);
   if (session.protocolVersion > LAST_VERSION_WITH_BATCHES) {
     throw new McpHttpError(400, RPC.invalidRequest, `Invalid Request: JSON-RPC batches are not part of protocol version ${session.protocolVersion}`);
@@ -167,10 +182,17 @@ async function handleBatch(plane: DataPlane, req: IncomingMessage, res: ServerRe
   if (requests.length === 0) res.writeHead(202).end();
   for (const message of messages) if (isNotification(message)) await relayNotification(ctx, message);
   if (requests.length === 0) return;
+  const bodyOf = (request: JsonRpcRequest) => Buffer.from(JSON.stringify(request));
+  if (answers === 'json') {
+    const batch = new BatchAnswers(res);
+    await Promise.all(requests.map((request) => serveRequest(ctx, res, new BatchAnswerReply(batch), request, started, bodyOf(request))));
+    batch.end();
+    return;
+  }
   res.writeHead(200, STREAM_HEADERS);
   res.flushHeaders();
   const stream = new BatchStream(res);
-  await Promise.all(requests.map((request) => serveRequest(ctx, res, new BatchMemberReply(stream), request, started, Buffer.from(JSON.stringify(request)))));
+  await Promise.all(requests.map((request) => serveRequest(ctx, res, new BatchMemberReply(stream), request, started, bodyOf(request))));
   res.end();
 }
 

@@ -1,16 +1,18 @@
 import { SpanKind } from '@opentelemetry/api';
+import { Client } from 'pg';
 import { ApiClient, eventually, installTestTracing, newTeam, startTestPlatform, TEST_ADMIN, unique, type TestPlatform } from '@platform/test';
 
 /**
  * One request is one trace across the platform: the edge's SERVER span, the gRPC call to the catalog service
  * (CLIENT and SERVER spans), the SQL it runs, and its audit event's consumption by the identity service after it
  * crossed the catalog's outbox and the bus (Kafka under CI) all carry the trace id the caller sent in `traceparent`.
+ * SQL outside any request (the relays polling their outboxes, every 50 ms here) makes no trace of its own.
  */
 const { exporter, uninstall } = installTestTracing();
 let platform: TestPlatform;
 
 beforeAll(async () => {
-  platform = await startTestPlatform();
+  platform = await startTestPlatform({ env: { OUTBOX_POLL_MS: '50' } });
 }, 60_000);
 afterAll(async () => {
   await platform?.stop();
@@ -41,6 +43,36 @@ it('carries the caller\'s trace id from the edge through gRPC and the outbox to 
   const kinds = (kind: SpanKind) => spans.filter((span) => span.kind === kind).map((span) => span.name);
   expect(kinds(SpanKind.SERVER)).toEqual(expect.arrayContaining(['POST /v1/teams/{team}/gateways', 'platform.catalog.v1.CatalogService/CreateGateway']));
   expect(kinds(SpanKind.CLIENT)).toEqual(expect.arrayContaining(['platform.catalog.v1.CatalogService/CreateGateway']));
-  expect(spans.some((span) => span.kind === SpanKind.CLIENT && span.attributes['db.system'] !== undefined)).toBe(true);
+  const sql = spans.filter((span) => span.kind === SpanKind.CLIENT && span.attributes['db.system'] !== undefined);
+  expect(sql.length).toBeGreaterThan(0);
+  // Each statement's span is a child in the request's trace, none a root.
+  expect(sql.filter((span) => span.parentSpanContext === undefined)).toEqual([]);
   expect(consumed.spanContext().traceId).toBe(traceId);
+});
+
+/** How many times the services' relays have read their outboxes so far, by PostgreSQL's table statistics. */
+async function outboxReads(): Promise<number> {
+  const client = new Client({ connectionString: platform.env.DATABASE_URL });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ reads: string }>(
+      "SELECT coalesce(sum(seq_scan + coalesce(idx_scan, 0)), 0) AS reads FROM pg_stat_user_tables WHERE relname = 'outbox'",
+    );
+    return Number(rows[0]!.reads);
+  } finally {
+    await client.end();
+  }
+}
+
+it('makes no trace of its own for SQL outside a request, such as an idle platform\'s relay polls', async () => {
+  exporter.reset();
+  if (platform.env.DATABASE_URL) {
+    // Several polls of every relay (statistics reach the view about once a second).
+    const before = await outboxReads();
+    await eventually(outboxReads, (reads) => reads >= before + 30);
+  } else {
+    await new Promise((resolve) => setTimeout(resolve, 2_000)); // about 40 polls per relay
+  }
+  const rootSql = exporter.getFinishedSpans().filter((span) => span.attributes['db.system'] !== undefined && span.parentSpanContext === undefined);
+  expect(rootSql.map((span) => `${span.name} ${String(span.attributes['db.operation'])}`)).toEqual([]);
 });

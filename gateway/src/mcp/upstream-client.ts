@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { EventSourceMessage } from 'eventsource-parser';
 import { request, type Dispatcher } from 'undici';
-import { injectTraceHeaders } from '@platform/runtime';
+import type { Span } from '@platform/runtime';
 import type { JsonRpcMessage } from './jsonrpc';
 import type { LegacySseConnection } from './legacy-sse';
 import { isMessageEvent, SseDecoder } from './sse-decoder';
@@ -9,6 +9,7 @@ import { signalOf } from './stop-switch';
 import { httpError, protocolError, upstreamFailure } from './upstream-errors';
 import { streamItemOf, type UpstreamStream, type UpstreamStreamItem } from './upstream-items';
 import { firstHeader, PostHandler, type PostAnswer, type PostLimits } from './upstream-post';
+import { endUpstreamSpan, recordUpstreamStatus, startUpstreamSpan, upstreamTraceHeaders } from './upstream-span';
 
 /**
  * The data plane's client side of MCP's Streamable HTTP transport, towards one upstream server: POST a message and
@@ -39,8 +40,9 @@ export type UpstreamAnswer =
 
 export const ACCEPT_BOTH = 'application/json, text/event-stream';
 
-function headersFor(endpoint: UpstreamEndpoint, accept: string, withBody: boolean): Record<string, string> {
-  const headers: Record<string, string> = { ...endpoint.headers, accept, ...injectTraceHeaders() };
+/** The request's headers; `span`, the exchange's CLIENT span when it has one, is the parent the upstream is told. */
+function headersFor(endpoint: UpstreamEndpoint, accept: string, withBody: boolean, span: Span | undefined): Record<string, string> {
+  const headers: Record<string, string> = { ...endpoint.headers, accept, ...upstreamTraceHeaders(span) };
   if (withBody) headers['content-type'] = 'application/json';
   if (endpoint.sessionId) headers['mcp-session-id'] = endpoint.sessionId;
   if (endpoint.protocolVersion) headers['mcp-protocol-version'] = endpoint.protocolVersion;
@@ -87,7 +89,10 @@ function sseItems(body: Readable, maxBytes: number, slug: string, timeoutSeconds
   return stream;
 }
 
-/** One HTTP exchange with the upstream up to its response headers; every failure as a GatewayRpcError. */
+/**
+ * One HTTP exchange with the upstream up to its response headers; every failure as a GatewayRpcError. Its CLIENT
+ * span ends with the headers: a GET stream lasts as long as the session.
+ */
 export async function exchange(
   endpoint: UpstreamEndpoint,
   method: 'POST' | 'GET',
@@ -96,18 +101,24 @@ export async function exchange(
   options: { dispatcher: Dispatcher; signal: AbortSignal; timeoutSeconds: number },
   extraHeaders: Record<string, string> = {},
 ): Promise<Dispatcher.ResponseData> {
+  const span = startUpstreamSpan(method, endpoint.url);
   try {
-    return await request(endpoint.url, {
+    const response = await request(endpoint.url, {
       method,
       dispatcher: options.dispatcher,
-      headers: { ...headersFor(endpoint, accept, body !== undefined), ...extraHeaders },
+      headers: { ...headersFor(endpoint, accept, body !== undefined, span), ...extraHeaders },
       ...(body !== undefined ? { body } : {}),
       signal: options.signal,
       headersTimeout: options.timeoutSeconds * 1000,
       bodyTimeout: 0,
     });
+    recordUpstreamStatus(span, response.statusCode);
+    endUpstreamSpan(span);
+    return response;
   } catch (error) {
-    throw upstreamFailure(endpoint.serverSlug, error, options.timeoutSeconds);
+    const failure = upstreamFailure(endpoint.serverSlug, error, options.timeoutSeconds);
+    endUpstreamSpan(span, failure);
+    throw failure;
   }
 }
 
@@ -121,17 +132,18 @@ export async function postToUpstream(endpoint: UpstreamEndpoint, message: JsonRp
   const answer = await new Promise<PostAnswer>((resolve, reject) => {
     if (options.signal.aborted) return reject(upstreamFailure(endpoint.serverSlug, options.signal.reason, options.timeoutSeconds));
     const url = new URL(endpoint.url);
+    const span = startUpstreamSpan('POST', url);
     options.dispatcher.dispatch(
       {
         origin: url.origin,
         path: url.pathname + url.search,
         method: 'POST',
-        headers: headersFor(endpoint, ACCEPT_BOTH, true),
+        headers: headersFor(endpoint, ACCEPT_BOTH, true, span),
         body: JSON.stringify(message),
         headersTimeout: options.timeoutSeconds * 1000,
         bodyTimeout: 0,
       },
-      new PostHandler(endpoint.serverSlug, options, resolve, reject),
+      new PostHandler(endpoint.serverSlug, options, resolve, reject, span),
     );
   });
   const { statusCode, headers } = answer;
@@ -196,15 +208,19 @@ export async function resumeUpstreamStream(
 /** Ends the upstream session (DELETE); failures are ignored: the upstream forgets idle sessions by itself. */
 export async function endUpstreamSession(endpoint: UpstreamEndpoint, options: { dispatcher: Dispatcher; timeoutSeconds: number }): Promise<void> {
   if (!endpoint.sessionId) return;
+  const span = startUpstreamSpan('DELETE', endpoint.url);
   try {
-    const { body } = await request(endpoint.url, {
+    const { statusCode, body } = await request(endpoint.url, {
       method: 'DELETE',
       dispatcher: options.dispatcher,
-      headers: headersFor(endpoint, ACCEPT_BOTH, false),
+      headers: headersFor(endpoint, ACCEPT_BOTH, false, span),
       signal: AbortSignal.timeout(options.timeoutSeconds * 1000),
     });
+    recordUpstreamStatus(span, statusCode);
+    endUpstreamSpan(span);
     body.resume();
-  } catch {
+  } catch (error) {
     // The upstream is gone or slow: its session expires on its side.
+    if (span) endUpstreamSpan(span, upstreamFailure(endpoint.serverSlug, error, options.timeoutSeconds));
   }
 }

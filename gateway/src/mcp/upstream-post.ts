@@ -1,9 +1,11 @@
 import type { Dispatcher } from 'undici';
+import type { Span } from '@platform/runtime';
 import type { GatewayRpcError } from './jsonrpc';
 import { isMessageEvent, SseDecoder } from './sse-decoder';
 import { onStopped, type ExchangeStop } from './stop-switch';
 import { protocolError, upstreamFailure } from './upstream-errors';
 import { streamItemOf, type UpstreamStream, type UpstreamStreamItem } from './upstream-items';
+import { endUpstreamSpan, recordUpstreamStatus } from './upstream-span';
 
 /** An upstream's answer to a POST: a JSON body read whole, an SSE body as items, or neither (drained and dropped). */
 export interface PostAnswer {
@@ -34,6 +36,8 @@ const READER_STOPPED = new Error('the reader of the upstream answer stopped');
  * async generator or promise per chunk in between (the data plane's hot path). The upstream is paused while the
  * reader lags. A reader that stops at the answer it wanted lets the rest drain briefly, so the keep-alive connection
  * survives; every failure reaches the caller as a GatewayRpcError (before the answer) or through the items.
+ * The exchange's CLIENT span, when the request is traced, ends with the answer: at its end, or when the reader has
+ * what it wanted from an SSE answer (the rest only drains), or at its failure.
  */
 export class PostHandler implements Dispatcher.DispatchHandler {
   private answer?: PostAnswer;
@@ -52,6 +56,7 @@ export class PostHandler implements Dispatcher.DispatchHandler {
     private readonly limits: PostLimits,
     private readonly resolve: (answer: PostAnswer) => void,
     private readonly reject: (error: GatewayRpcError) => void,
+    private span?: Span,
   ) {}
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
@@ -62,6 +67,7 @@ export class PostHandler implements Dispatcher.DispatchHandler {
     const type = firstHeader(headers['content-type']).toLowerCase();
     const answer: PostAnswer = { statusCode, headers, type };
     this.answer = answer;
+    recordUpstreamStatus(this.span, statusCode);
     this.gathering = isSuccess(statusCode) && type.startsWith('application/json');
     if (isSuccess(statusCode) && type.startsWith('text/event-stream')) {
       const stream = new StreamItems(controller, () => this.readerStopped(controller));
@@ -83,7 +89,9 @@ export class PostHandler implements Dispatcher.DispatchHandler {
     if (this.stream) {
       if (this.stream.stopped) return;
       if (!this.decoder!.feed(chunk)) {
-        this.stream.fail(protocolError(this.slug, `a message larger than ${this.limits.maxMessageBytes} bytes`));
+        const failure = protocolError(this.slug, `a message larger than ${this.limits.maxMessageBytes} bytes`);
+        this.endSpan(failure);
+        this.stream.fail(failure);
         controller.abort(READER_STOPPED);
       }
       return;
@@ -92,7 +100,9 @@ export class PostHandler implements Dispatcher.DispatchHandler {
     if (!this.gathering) return;
     this.size += chunk.length;
     if (this.size > this.limits.maxMessageBytes) {
-      this.fail(protocolError(this.slug, `a message larger than ${this.limits.maxMessageBytes} bytes`));
+      const failure = protocolError(this.slug, `a message larger than ${this.limits.maxMessageBytes} bytes`);
+      this.endSpan(failure);
+      this.fail(failure);
       controller.abort(READER_STOPPED);
       return;
     }
@@ -101,6 +111,7 @@ export class PostHandler implements Dispatcher.DispatchHandler {
 
   onResponseEnd(): void {
     this.ended = true;
+    this.endSpan();
     this.done();
     if (this.stream) {
       this.stream.end();
@@ -115,6 +126,7 @@ export class PostHandler implements Dispatcher.DispatchHandler {
     this.ended = true;
     this.done();
     const failure = upstreamFailure(this.slug, error, this.limits.timeoutSeconds);
+    this.endSpan(failure);
     if (this.stream) this.stream.fail(failure);
     else this.fail(failure);
   }
@@ -122,11 +134,19 @@ export class PostHandler implements Dispatcher.DispatchHandler {
   /** The reader has what it wanted: the rest of the answer is dropped, and cut if it does not end soon. */
   private readerStopped(controller: Dispatcher.DispatchController): void {
     if (this.ended) return;
+    this.endSpan();
     this.done();
     controller.resume();
     setTimeout(() => {
       if (!this.ended) controller.abort(READER_STOPPED);
     }, DRAIN_GRACE_MS).unref();
+  }
+
+  /** Ends the CLIENT span once, at the first of the answer's end, the reader's stop or a failure. */
+  private endSpan(failure?: GatewayRpcError): void {
+    if (!this.span) return;
+    endUpstreamSpan(this.span, failure);
+    this.span = undefined;
   }
 
   private done(): void {

@@ -37,10 +37,19 @@ import { SERVICES } from './services';
  */
 const infrastructure = ['telemetry', 'database', 'cache', 'bus', 'secrets'] as const;
 
+/**
+ * The process's `service.name` unless OTEL_SERVICE_NAME or OTEL_RESOURCE_ATTRIBUTES name one: the name the chart
+ * gives each target's pods (helm/platform/templates/_podspec.tpl), `mcp-platform-<target>`, `mcp-platform-all` for
+ * the all-in-one process, so split targets run without the chart are told apart too. A comma list joins its targets.
+ */
+export function defaultServiceName(targets: readonly string[]): string {
+  return `mcp-platform-${targets.join('-')}`;
+}
+
 export const MODULES: Record<string, ModuleDefinition<PlatformContext>> = {
   telemetry: {
     async start(ctx) {
-      const telemetry = await startTelemetry({ serviceName: 'mcp-platform', logger: ctx.logger });
+      const telemetry = await startTelemetry({ serviceName: defaultServiceName(ctx.targets), logger: ctx.logger });
       return { stop: () => telemetry.shutdown() };
     },
   },

@@ -3,7 +3,7 @@ import type { Database, Transaction } from '../db/port';
 import { assertSchemaName } from '../db/schema-name';
 import type { Logger } from '../logging/logger';
 import { eventsConsumed } from '../telemetry/metrics';
-import { extractTraceContext, SpanKind, withSpan } from '../telemetry/tracing';
+import { extractTraceContext, linksFromTraceHeaders, SpanKind, withSpan } from '../telemetry/tracing';
 import { parseDomainEvent, type DomainEvent } from './envelope';
 
 export interface ConsumeEventsOptions {
@@ -97,7 +97,10 @@ export function consumeEvents(options: ConsumeEventsOptions): Promise<Subscripti
       `${topic} process`,
       {
         kind: SpanKind.CONSUMER,
+        // It continues the first message's trace, as before, and links to every message's writer (OTel messaging
+        // conventions for a batch), so each request whose event it processed leads to it.
         parent: extractTraceContext(messages[0]!.headers),
+        links: linksFromTraceHeaders(messages.map((message) => message.headers)),
         attributes: {
           'messaging.system': options.bus.kind,
           'messaging.operation': 'process',

@@ -223,4 +223,43 @@ export function outboxContract(fixture: () => OutboxFixture): void {
       fixture().spans.getFinishedSpans().find((s) => s.name === 'things.v1 process' && s.spanContext().traceId === writerTraceId);
     await waitFor(() => expect(consumerSpan()).toBeDefined());
   });
+
+  it("links a batch consumer's span to the writer of every event in the batch, under the first one's trace", async () => {
+    const consumed: string[] = [];
+    subscriptions.push(
+      await consumeEvents({
+        bus,
+        db: fixture().db,
+        schema,
+        consumer: 'batch-tracer',
+        topics: ['things.v1'],
+        logger,
+        handler: () => Promise.reject(new Error('the batch handler is used')),
+        batch: { maxBatch: 50, handler: async (events) => void consumed.push(...events.map((event) => event.id)) },
+      }),
+    );
+    // Three requests, each writing one event in a trace of its own.
+    const writers: string[] = [];
+    for (const n of [1, 2, 3]) {
+      await tracer.startActiveSpan(`test request ${n}`, async (span) => {
+        writers.push(span.spanContext().spanId);
+        await write({ n });
+        span.end();
+      });
+    }
+    await relay().drainOnce();
+    await waitFor(() => expect(consumed).toHaveLength(3));
+    const batchSpans = () =>
+      fixture().spans.getFinishedSpans().filter((s) => s.name === 'things.v1 process' && s.attributes['messaging.consumer.group.name'] === 'batch-tracer');
+    // The bus may deliver the three in more than one batch; together the batches' spans link to every writer once.
+    await waitFor(() => expect(batchSpans().reduce((n, s) => n + Number(s.attributes['messaging.batch.message_count']), 0)).toBe(3));
+    const spans = batchSpans();
+    expect(spans.flatMap((s) => s.links.map((link) => link.context.spanId)).sort()).toEqual([...writers].sort());
+    for (const span of spans) {
+      expect(span.links).toHaveLength(Number(span.attributes['messaging.batch.message_count']));
+      // Its parent is still the first message's writer, which is among its links.
+      expect(span.links[0]!.context.spanId).toBe(span.parentSpanContext?.spanId);
+      expect(span.spanContext().traceId).toBe(span.links[0]!.context.traceId);
+    }
+  });
 }

@@ -6,7 +6,8 @@ export function upstreamFailure(slug: string, error: unknown, timeoutSeconds: nu
   if (error instanceof GatewayRpcError) return error;
   const chain: unknown[] = [];
   for (let current: unknown = error; current && chain.length < 6; current = (current as { cause?: unknown }).cause) chain.push(current);
-  const codes = chain.map((e) => (e as { code?: unknown; name?: unknown }).code ?? (e as { name?: unknown }).name);
+  // Both: a DOMException's numeric `code` (20 for an abort, 23 for a timeout) says less than its `name`.
+  const codes = chain.flatMap((e) => [(e as { code?: unknown }).code, (e as { name?: unknown }).name]);
   if (chain.some((e) => e instanceof AddressNotAllowedError)) {
     return new GatewayRpcError(RPC.upstreamUnavailable, `Upstream server '${slug}' is at an address the gateway may not reach`, 'upstream_unavailable', 'address_not_allowed');
   }

@@ -3,7 +3,8 @@
 #   - PostgreSQL 15 (Debian package) on 127.0.0.1:5432, user postgres / password postgres
 #   - Redis (Debian package) on 127.0.0.1:6379
 #   - a single-node KRaft Apache Kafka broker on 127.0.0.1:9092 (controller on 127.0.0.1:9093),
-#     assembled from Maven Central artifacts and run with the system Java (17+)
+#     assembled from Maven Central artifacts and run with the system Java (17+); the same broker also
+#     listens with SASL_SSL on 127.0.0.1:9094 (a test CA made with openssl; SCRAM-SHA-512/256 and PLAIN)
 #   - Debian's chromium (headless browser for the page tests driven with playwright-core)
 #   - optionally helm (built from its Go module) when PROVISION_HELM=1 or `--helm` is passed
 #
@@ -42,7 +43,7 @@ for arg in "$@"; do
     --no-helm) PROVISION_HELM=0 ;;
     --no-kafka) PROVISION_KAFKA=0 ;;
     --stop) DO_STOP=1 ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
     *) echo "provision.sh: unknown argument: $arg" >&2; exit 2 ;;
   esac
 done
@@ -53,6 +54,10 @@ PG_PASSWORD=postgres
 REDIS_PORT=6379
 KAFKA_PORT=9092
 KAFKA_CONTROLLER_PORT=9093
+KAFKA_SASL_SSL_PORT=9094
+# TEST-ONLY credentials of the SASL_SSL listener (loopback only), like PostgreSQL's postgres/postgres above.
+KAFKA_SASL_USERNAME=platform_test
+KAFKA_SASL_PASSWORD=platform-test-password
 
 KAFKA_HOME="$CACHE_DIR/kafka/$KAFKA_VERSION"
 KAFKA_LIB="$KAFKA_HOME/lib"
@@ -62,6 +67,7 @@ KAFKA_CONF="$KAFKA_STATE/server.properties"
 KAFKA_LOG4J="$KAFKA_STATE/log4j.properties"
 KAFKA_LOG="$KAFKA_STATE/kafka.log"
 KAFKA_PID="$KAFKA_STATE/kafka.pid"
+KAFKA_TLS_DIR="$KAFKA_STATE/tls"
 REDIS_DIR="$CACHE_DIR/redis"
 BIN_DIR="$CACHE_DIR/bin"
 
@@ -218,7 +224,7 @@ info "Redis ready on 127.0.0.1:$REDIS_PORT"
 # ---------------------------------------------------------------------------------------------------
 # Chromium (Debian's package; the e2e page tests drive it with playwright-core, which downloads nothing)
 # ---------------------------------------------------------------------------------------------------
-# openssl makes the self-signed certificates of the https test servers (client metadata documents).
+# openssl makes the self-signed certificates of the https test servers (client metadata documents) and Kafka's test CA.
 if ! command -v openssl >/dev/null; then
   step "installing openssl"
   apt_install openssl
@@ -290,16 +296,58 @@ log4j.logger.kafka.coordinator.group=WARN
 log4j.logger.org.apache.kafka.storage=WARN
 EOF
   mv "$KAFKA_LOG4J.tmp" "$KAFKA_LOG4J"
+
+  # The SASL_SSL listener's TLS: a private test CA and a server certificate for 127.0.0.1 signed by it, made once and
+  # again when a file is missing, the two no longer match or either expires within 30 days. Kafka reads the key and
+  # chain as a PEM keystore; clients trust the CA (TEST_KAFKA_CA_FILE). The CA's key is not kept.
+  kafka_tls_ok() {
+    [ -f "$KAFKA_TLS_DIR/ca.crt" ] && [ -f "$KAFKA_TLS_DIR/server.crt" ] && [ -f "$KAFKA_TLS_DIR/server.pem" ] \
+      && openssl x509 -noout -checkend 2592000 -in "$KAFKA_TLS_DIR/ca.crt" >/dev/null \
+      && openssl x509 -noout -checkend 2592000 -in "$KAFKA_TLS_DIR/server.crt" >/dev/null \
+      && openssl verify -CAfile "$KAFKA_TLS_DIR/ca.crt" "$KAFKA_TLS_DIR/server.crt" >/dev/null 2>&1
+  }
+  if ! kafka_tls_ok; then
+    step "making a test CA and the certificate of Kafka's SASL_SSL listener in $KAFKA_TLS_DIR"
+    rm -rf "$KAFKA_TLS_DIR"
+    mkdir -p "$KAFKA_TLS_DIR"
+    # && throughout: errexit does not apply inside a command followed by ||.
+    (
+      umask 077 && cd "$KAFKA_TLS_DIR" \
+        && openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.crt -days 3650 \
+          -subj "/CN=mcp-platform test Kafka CA" \
+          -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign \
+        && openssl req -newkey rsa:2048 -nodes -keyout server.key -out server.csr -subj "/CN=127.0.0.1" \
+        && printf '%s\n' subjectAltName=IP:127.0.0.1,DNS:localhost basicConstraints=CA:FALSE \
+          keyUsage=critical,digitalSignature,keyEncipherment extendedKeyUsage=serverAuth >server.ext \
+        && openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -set_serial "0x$(openssl rand -hex 16)" \
+          -days 825 -extfile server.ext -out server.crt \
+        && cat server.key server.crt ca.crt >server.pem \
+        && rm -f ca.key server.key server.csr server.ext \
+        && chmod 644 ca.crt server.crt
+    ) >"$KAFKA_STATE/openssl.log" 2>&1 || { tail -n 20 "$KAFKA_STATE/openssl.log" >&2; die "openssl could not make the Kafka test certificates"; }
+    kafka_tls_ok || die "the Kafka test certificates in $KAFKA_TLS_DIR do not verify"
+  fi
+  KAFKA_TLS_FINGERPRINT=$(openssl x509 -noout -fingerprint -sha256 -in "$KAFKA_TLS_DIR/server.crt" | cut -d= -f2)
+
   cat >"$KAFKA_CONF.tmp" <<EOF
 # Written by deploy/provision.sh: single-node KRaft broker+controller for local tests.
 process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@127.0.0.1:$KAFKA_CONTROLLER_PORT
-listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT,CONTROLLER://127.0.0.1:$KAFKA_CONTROLLER_PORT
-advertised.listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT
+listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT,SASL_SSL://127.0.0.1:$KAFKA_SASL_SSL_PORT,CONTROLLER://127.0.0.1:$KAFKA_CONTROLLER_PORT
+advertised.listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT,SASL_SSL://127.0.0.1:$KAFKA_SASL_SSL_PORT
 inter.broker.listener.name=PLAINTEXT
 controller.listener.names=CONTROLLER
-listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SASL_SSL:SASL_SSL
+# SASL_SSL (the platform's KAFKA_SSL and KAFKA_SASL_*): server-only TLS with the test CA's certificate (sha256
+# $KAFKA_TLS_FINGERPRINT; a new one changes this file, which restarts the broker); SCRAM users live in the cluster
+# metadata (added after start), the PLAIN user is listed here.
+listener.name.sasl_ssl.ssl.keystore.type=PEM
+listener.name.sasl_ssl.ssl.keystore.location=$KAFKA_TLS_DIR/server.pem
+listener.name.sasl_ssl.sasl.enabled.mechanisms=SCRAM-SHA-512,SCRAM-SHA-256,PLAIN
+listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+listener.name.sasl_ssl.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_$KAFKA_SASL_USERNAME="$KAFKA_SASL_PASSWORD";
 log.dirs=$KAFKA_DATA
 num.partitions=1
 auto.create.topics.enable=true
@@ -329,6 +377,7 @@ EOF
     rm -f "$KAFKA_PID"
   fi
 
+  KAFKA_STARTED=0
   if kafka_pid_alive && port_open 127.0.0.1 "$KAFKA_PORT"; then
     info "Kafka already running (pid $(cat "$KAFKA_PID")) on 127.0.0.1:$KAFKA_PORT"
   elif port_open 127.0.0.1 "$KAFKA_PORT"; then
@@ -352,6 +401,7 @@ EOF
       -cp "$KAFKA_LIB/*" kafka.Kafka "$KAFKA_CONF" >>"$KAFKA_LOG" 2>&1 </dev/null &
     echo $! >"$KAFKA_PID"
     echo "$KAFKA_VERSION" >"$KAFKA_STATE/running-version"
+    KAFKA_STARTED=1
 
     step "waiting for Kafka to accept connections (timeout ${KAFKA_READY_TIMEOUT}s)"
     deadline=$(($(date +%s) + KAFKA_READY_TIMEOUT))
@@ -375,6 +425,57 @@ EOF
     fi
   fi
   info "Kafka ready on 127.0.0.1:$KAFKA_PORT"
+
+  # The SASL_SSL listener's SCRAM user, added through the plaintext listener (no authorizer: any client may) once per
+  # formatted storage: the marker holds a digest of the storage's ids and the credentials. After adding it, and after
+  # each start, a Java client lists the topics over SASL_SSL with SCRAM-SHA-512, checking the certificate against the CA.
+  KAFKA_SASL_SSL_READY=0
+  if kafka_pid_alive; then
+    scram_marker="$KAFKA_STATE/scram-user"
+    scram_digest=$({ grep -E '^(cluster|directory)\.id=' "$KAFKA_DATA/meta.properties"; echo "$KAFKA_SASL_USERNAME:$KAFKA_SASL_PASSWORD"; } | sha256sum | cut -d' ' -f1)
+    scram_added=0
+    if [ "$(cat "$scram_marker" 2>/dev/null)" != "$scram_digest" ]; then
+      step "adding the SCRAM user $KAFKA_SASL_USERNAME (SCRAM-SHA-256 and SCRAM-SHA-512)"
+      # One mechanism per request: KRaft refuses to alter one user's credentials twice in a request.
+      for mechanism in SCRAM-SHA-256 SCRAM-SHA-512; do
+        kafka_java kafka.admin.ConfigCommand --bootstrap-server "127.0.0.1:$KAFKA_PORT" --alter \
+          --entity-type users --entity-name "$KAFKA_SASL_USERNAME" \
+          --add-config "$mechanism=[password=$KAFKA_SASL_PASSWORD]" >/dev/null \
+          || die "kafka.admin.ConfigCommand could not add the $mechanism credential of $KAFKA_SASL_USERNAME"
+      done
+      scram_added=1
+    fi
+    if [ "$scram_added" -eq 1 ] || [ "$KAFKA_STARTED" -eq 1 ]; then
+      step "checking the SASL_SSL listener on 127.0.0.1:$KAFKA_SASL_SSL_PORT (SCRAM-SHA-512, the test CA)"
+      (
+        umask 077
+        cat >"$KAFKA_TLS_DIR/client.properties" <<EOF
+security.protocol=SASL_SSL
+sasl.mechanism=SCRAM-SHA-512
+sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="$KAFKA_SASL_USERNAME" password="$KAFKA_SASL_PASSWORD";
+ssl.truststore.type=PEM
+ssl.truststore.location=$KAFKA_TLS_DIR/ca.crt
+EOF
+      )
+      checked=0
+      # A new SCRAM credential reaches the listener through the metadata log: give it a few tries.
+      for _ in 1 2 3 4 5; do
+        if timeout 30 java -Xmx128m -Dlog4j.configuration="file:$KAFKA_LOG4J" -cp "$KAFKA_LIB/*" \
+          org.apache.kafka.tools.TopicCommand --bootstrap-server "127.0.0.1:$KAFKA_SASL_SSL_PORT" \
+          --command-config "$KAFKA_TLS_DIR/client.properties" --list >"$KAFKA_STATE/sasl-ssl-check.log" 2>&1; then
+          checked=1
+          break
+        fi
+        sleep 1
+      done
+      [ "$checked" -eq 1 ] || { tail -n 20 "$KAFKA_STATE/sasl-ssl-check.log" >&2; die "the SASL_SSL listener on 127.0.0.1:$KAFKA_SASL_SSL_PORT refused the test user (log: $KAFKA_LOG)"; }
+      echo "$scram_digest" >"$scram_marker"
+    fi
+    KAFKA_SASL_SSL_READY=1
+    info "Kafka SASL_SSL ready on 127.0.0.1:$KAFKA_SASL_SSL_PORT (user $KAFKA_SASL_USERNAME, CA $KAFKA_TLS_DIR/ca.crt)"
+  else
+    info "not started by this script: no SASL_SSL listener is known (the SASL_SSL tests fail under CI)"
+  fi
 fi
 
 # ---------------------------------------------------------------------------------------------------
@@ -415,6 +516,14 @@ export TEST_REDIS_URL=redis://127.0.0.1:$REDIS_PORT
 EOF
 if [ "$PROVISION_KAFKA" = "1" ]; then
   echo "export TEST_KAFKA_BROKERS=127.0.0.1:$KAFKA_PORT" >>"$CACHE_DIR/test.env.tmp"
+fi
+if [ "${KAFKA_SASL_SSL_READY:-0}" = "1" ]; then
+  cat >>"$CACHE_DIR/test.env.tmp" <<EOF
+export TEST_KAFKA_SASL_SSL_BROKERS=127.0.0.1:$KAFKA_SASL_SSL_PORT
+export TEST_KAFKA_CA_FILE=$KAFKA_TLS_DIR/ca.crt
+export TEST_KAFKA_SASL_USERNAME=$KAFKA_SASL_USERNAME
+export TEST_KAFKA_SASL_PASSWORD=$KAFKA_SASL_PASSWORD
+EOF
 fi
 if [ "$PROVISION_HELM" = "1" ] && [ -x "$BIN_DIR/helm" ]; then
   echo "export PATH=\"$BIN_DIR:\$PATH\"" >>"$CACHE_DIR/test.env.tmp"

@@ -326,6 +326,28 @@ const RELEASE = { 'app.kubernetes.io/name': 'platform', 'app.kubernetes.io/insta
       }
     });
 
+    it('renders the Kafka SASL password only into the Secret, and the other Kafka security settings as config', () => {
+      const password = 'kafka-sasl-password-9f3c';
+      const kafka = [
+        '--set', 'config.KAFKA_SSL=true', '--set', 'config.KAFKA_SSL_CA_FILE=/etc/platform/kafka-ca/ca.crt',
+        '--set', 'config.KAFKA_SASL_MECHANISM=scram-sha-512', '--set', 'config.KAFKA_SASL_USERNAME=mcp-platform',
+        '--set', `secrets.KAFKA_SASL_PASSWORD=${password}`,
+      ];
+      for (const docs of [render(...KEYS, ...kafka), render(...ALL_IN_ONE, ...KEYS, ...kafka)]) {
+        const secret = find(docs, 'Secret', 'platform-secrets');
+        expect(Buffer.from(secret.data!.KAFKA_SASL_PASSWORD, 'base64').toString()).toBe(password);
+        expect(find(docs, 'ConfigMap', 'platform-config').data).toMatchObject({
+          KAFKA_SSL: 'true', KAFKA_SSL_CA_FILE: '/etc/platform/kafka-ca/ca.crt', KAFKA_SASL_MECHANISM: 'scram-sha-512', KAFKA_SASL_USERNAME: 'mcp-platform',
+        });
+        // Nowhere else, in clear or base64 (the pods' checksum annotation is a digest).
+        const others = JSON.stringify(docs.filter((d) => d !== secret));
+        expect(others).not.toContain(password);
+        expect(others).not.toContain(Buffer.from(password).toString('base64'));
+      }
+      expect(find(render(...KEYS), 'Secret', 'platform-secrets').data).not.toHaveProperty('KAFKA_SASL_PASSWORD');
+      expect(renderError(...KEYS, '--set', `config.KAFKA_SASL_PASSWORD=${password}`)).toContain('config.KAFKA_SASL_PASSWORD would land in the ConfigMap');
+    });
+
     it('sets PLATFORM_VERSION from the image tag, the chart appVersion by default', () => {
       expect(env(container(render(...KEYS), 'platform-identity'), 'PLATFORM_VERSION')).toBe('0.1.0');
       expect(env(container(render(...KEYS, '--set', 'image.tag=1.2.3'), 'platform-gateway'), 'PLATFORM_VERSION')).toBe('1.2.3');

@@ -4,17 +4,28 @@ import { Client } from 'pg';
 import { createClient } from 'redis';
 
 /**
- * Real infrastructure for tests. URLs come from TEST_POSTGRES_URL, TEST_REDIS_URL and TEST_KAFKA_BROKERS
- * (deploy/provision.sh prints them). Under CI a missing one fails the test; on a laptop the test is skipped
- * with a note, so `npm test` runs with nothing but Node.
+ * Real infrastructure for tests. URLs come from TEST_POSTGRES_URL, TEST_REDIS_URL and TEST_KAFKA_BROKERS, and the
+ * same broker's SASL_SSL listener from TEST_KAFKA_SASL_SSL_BROKERS with TEST_KAFKA_CA_FILE, TEST_KAFKA_SASL_USERNAME
+ * and TEST_KAFKA_SASL_PASSWORD (deploy/provision.sh prints them). Under CI a missing one fails the test; on a laptop
+ * the test is skipped with a note, so `npm test` runs with nothing but Node.
  */
-export type InfraKind = 'postgres' | 'redis' | 'kafka';
+export type InfraKind = 'postgres' | 'redis' | 'kafka' | 'kafka-sasl-ssl';
 
 const VARIABLES: Record<InfraKind, string> = {
   postgres: 'TEST_POSTGRES_URL',
   redis: 'TEST_REDIS_URL',
   kafka: 'TEST_KAFKA_BROKERS',
+  'kafka-sasl-ssl': 'TEST_KAFKA_SASL_SSL_BROKERS',
 };
+
+/** What a kind needs besides its URL; deploy/provision.sh writes them together. */
+const COMPANIONS: Partial<Record<InfraKind, string[]>> = {
+  'kafka-sasl-ssl': ['TEST_KAFKA_CA_FILE', 'TEST_KAFKA_SASL_USERNAME', 'TEST_KAFKA_SASL_PASSWORD'],
+};
+
+function missingVariables(kind: InfraKind): string[] {
+  return [VARIABLES[kind], ...(COMPANIONS[kind] ?? [])].filter((name) => !process.env[name]);
+}
 
 export function isCI(): boolean {
   return Boolean(process.env.CI) && process.env.CI !== 'false';
@@ -22,12 +33,22 @@ export function isCI(): boolean {
 
 /** The URL of a real service, or undefined when it is not configured outside CI. Throws under CI. */
 export function infraUrl(kind: InfraKind): string | undefined {
-  const value = process.env[VARIABLES[kind]];
-  if (value) return value;
+  const missing = missingVariables(kind);
+  if (missing.length === 0) return process.env[VARIABLES[kind]];
   if (isCI()) {
-    throw new Error(`${VARIABLES[kind]} is not set: CI must run this test against a real ${kind} (see deploy/provision.sh)`);
+    throw new Error(`${missing.join(', ')} ${missing.length > 1 ? 'are' : 'is'} not set: CI must run this test against a real ${kind} (see deploy/provision.sh)`);
   }
   return undefined;
+}
+
+/** The SASL_SSL listener's CA file and user (TEST_KAFKA_CA_FILE, …), for a test under `describeWith('kafka-sasl-ssl')`. */
+export function kafkaSaslSslCredentials(): { caFile: string; username: string; password: string } {
+  if (infraUrl('kafka-sasl-ssl') === undefined) throw new Error(`${missingVariables('kafka-sasl-ssl').join(', ')} not set`);
+  return {
+    caFile: process.env.TEST_KAFKA_CA_FILE!,
+    username: process.env.TEST_KAFKA_SASL_USERNAME!,
+    password: process.env.TEST_KAFKA_SASL_PASSWORD!,
+  };
 }
 
 /**
@@ -47,7 +68,7 @@ export function describeWith(kind: InfraKind, name: string, body: (url: () => st
     return;
   }
   if (url === undefined) {
-    describe.skip(`${name} (skipped: ${VARIABLES[kind]} not set)`, () => body(() => ''));
+    describe.skip(`${name} (skipped: ${missingVariables(kind).join(', ')} not set)`, () => body(() => ''));
     return;
   }
   const resolved = url;

@@ -4,6 +4,7 @@ import type { Logger } from '../logging/logger';
 import { BusClosedError } from './errors';
 import { installInlineGzip } from './kafka-gzip';
 import { kafkaLogCreator } from './kafka-logging';
+import { kafkaJsSecurity, type KafkaSasl, type KafkaTls } from './kafka-security';
 import type { BusMessage, EventBus, ReceivedMessage, SubscribeOptions, Subscription } from './port';
 import { backoffMs } from './wakeup';
 import { eventHandlerConsecutiveFailures } from '../telemetry/metrics';
@@ -15,6 +16,10 @@ export interface KafkaBusOptions {
   /** Prepended to every topic and consumer group name (isolates environments and tests on one cluster). */
   topicPrefix: string;
   logger: Logger;
+  /** TLS to the brokers (KAFKA_SSL, KAFKA_SSL_CA_FILE); plaintext when absent. */
+  tls?: KafkaTls;
+  /** SASL authentication (KAFKA_SASL_*); none when absent. */
+  sasl?: KafkaSasl;
   /** Partitions of topics this bus creates (default 3, so a group's members can share the work). */
   partitions?: number;
   /** Back-off before a message whose handler rejected is handled again (default 100 ms doubling to 5 s). */
@@ -54,9 +59,11 @@ export function createKafkaBus(options: KafkaBusOptions): EventBus {
   installInlineGzip();
   const logger = options.logger;
   const retry = options.retryBackoff ?? { initialMs: 100, maxMs: 5_000 };
+  // One client, so the producer, every consumer and the admin connect with the same TLS and SASL.
   const kafka = new Kafka({
     clientId: options.clientId,
     brokers: options.brokers,
+    ...kafkaJsSecurity(options.tls, options.sasl),
     logLevel: logLevel.WARN,
     logCreator: kafkaLogCreator(logger),
     retry: { retries: 5, initialRetryTime: 200 },

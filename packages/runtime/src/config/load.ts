@@ -1,4 +1,6 @@
 import path from 'node:path';
+import type { KafkaSasl, KafkaTls } from '../bus/kafka-security';
+import { kafkaSecurity } from './kafka-security';
 import { environmentSchema, SERVICE_NAMES, type Environment, type ServiceName } from './schema';
 
 /** Thrown when the environment cannot start the requested targets; its message lists every problem. */
@@ -15,7 +17,9 @@ export interface PlatformConfig {
   embeddedAllowed: boolean;
   storage: { kind: 'postgres'; url: string; poolMax: number } | { kind: 'pglite'; dataDir: string };
   cache: { kind: 'redis'; url: string; keyPrefix: string } | { kind: 'memory'; keyPrefix: string };
-  bus: { kind: 'kafka'; brokers: string[]; clientId: string; topicPrefix: string } | { kind: 'memory'; topicPrefix: string };
+  bus:
+    | { kind: 'kafka'; brokers: string[]; clientId: string; topicPrefix: string; tls?: KafkaTls; sasl?: KafkaSasl }
+    | { kind: 'memory'; topicPrefix: string };
   grpc: { host: string; port: number; deadlineMs: number };
   /** Explicit `<NAME>_SERVICE_ADDR` values; services hosted in this process are reached on its own gRPC server. */
   serviceAddresses: Partial<Record<ServiceName, string>>;
@@ -51,6 +55,7 @@ export function loadConfig(source: NodeJS.ProcessEnv, options: { embeddedAllowed
   }
   if (env.DATABASE_URL && !env.ENCRYPTION_KEY) problems.push('ENCRYPTION_KEY is required when DATABASE_URL is set');
   if (env.DATABASE_URL && !env.API_KEY_PEPPER) problems.push('API_KEY_PEPPER is required when DATABASE_URL is set');
+  const kafka = kafkaSecurity(env, problems);
   if (problems.length > 0) throw new ConfigError(problems);
 
   const serviceAddresses: Partial<Record<ServiceName, string>> = {};
@@ -69,7 +74,7 @@ export function loadConfig(source: NodeJS.ProcessEnv, options: { embeddedAllowed
       ? { kind: 'redis', url: env.REDIS_URL, keyPrefix: env.REDIS_KEY_PREFIX }
       : { kind: 'memory', keyPrefix: env.REDIS_KEY_PREFIX },
     bus: env.KAFKA_BROKERS?.length
-      ? { kind: 'kafka', brokers: env.KAFKA_BROKERS, clientId: env.KAFKA_CLIENT_ID, topicPrefix: env.KAFKA_TOPIC_PREFIX }
+      ? { kind: 'kafka', brokers: env.KAFKA_BROKERS, clientId: env.KAFKA_CLIENT_ID, topicPrefix: env.KAFKA_TOPIC_PREFIX, ...kafka }
       : { kind: 'memory', topicPrefix: env.KAFKA_TOPIC_PREFIX },
     grpc: {
       host: env.GRPC_HOST ?? (options.embeddedAllowed ? '127.0.0.1' : '0.0.0.0'),

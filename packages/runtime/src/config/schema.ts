@@ -1,5 +1,6 @@
 import proxyaddr from 'proxy-addr';
 import { z } from 'zod';
+import { KAFKA_SASL_MECHANISMS } from '../bus/kafka-security';
 import { IDENTITY_KEYS_CACHE_MAX_SECONDS } from '../crypto/identity-key-timing';
 import { AllowedNetworksError, parseAllowedNetworks } from '../net/allowed-networks';
 import { PUBLISH_POLICIES } from '../service/publish-policy';
@@ -114,6 +115,20 @@ export const environmentSchema = z.object({
   ),
   KAFKA_CLIENT_ID: z.preprocess(emptyAsUndefined, z.string().default('mcp-platform')),
   KAFKA_TOPIC_PREFIX: z.preprocess(emptyAsUndefined, z.string().default('')),
+  /** TLS to the brokers, certificates verified (always). */
+  KAFKA_SSL: bool,
+  /** PEM file of the CA(s) the brokers' certificates are checked against instead of the system store; read at start (load.ts). */
+  KAFKA_SSL_CA_FILE: optionalString,
+  /** SASL mechanism (any letter case); unset: no SASL. KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD go with it. */
+  KAFKA_SASL_MECHANISM: z.preprocess(
+    (value) => emptyAsUndefined(typeof value === 'string' ? value.trim().toLowerCase() : value),
+    z.enum(KAFKA_SASL_MECHANISMS).optional(),
+  ),
+  KAFKA_SASL_USERNAME: optionalString,
+  /** A secret, like DATABASE_URL: never logged, never in an error message. */
+  KAFKA_SASL_PASSWORD: optionalString,
+  /** Lets SASL PLAIN run without KAFKA_SSL (the password in clear): only where the network itself is encrypted. */
+  KAFKA_SASL_ALLOW_PLAINTEXT: bool,
   ENCRYPTION_KEY: optionalString,
   API_KEY_PEPPER: optionalString,
   LOG_LEVEL: z.preprocess(

@@ -54,7 +54,11 @@ export const RPC = {
 } as const;
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
-const isId = (value: unknown): value is JsonRpcId => typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value));
+/**
+ * MCP: an id is a string or an integer. Integers past 2^53 - 1 are refused too: parsed, they are no longer the number
+ * sent, so the answer would carry an id the client never used.
+ */
+const isId = (value: unknown): value is JsonRpcId => typeof value === 'string' || Number.isSafeInteger(value);
 
 export function isRequest(message: unknown): message is JsonRpcRequest {
   return isObject(message) && message.jsonrpc === '2.0' && typeof message.method === 'string' && isId(message.id) && paramsOk(message);

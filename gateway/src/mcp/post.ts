@@ -132,7 +132,7 @@ async function servePost(
     await relayNotification(ctx, message);
     return;
   }
-  if (!isRequest(message)) throw new McpHttpError(400, RPC.invalidRequest, 'Invalid Request: not a JSON-RPC 2.0 request, notification or response');
+  if (!isRequest(message)) throw new McpHttpError(400, RPC.invalidRequest, 'Invalid Request: not a JSON-RPC 2.0 request, notification or response (an id is a string or an integer of at most 2^53 - 1)');
 
   await serveRequest(ctx, res, reply, message, started, body);
 }

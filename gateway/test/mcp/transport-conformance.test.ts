@@ -173,6 +173,14 @@ describe('MCP gateway data plane: transport conformance', () => {
       expect([invalid, refused.status]).toEqual([invalid, 400]);
       expect(await refused.json()).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32600, message: expect.any(String) } });
     }
+    // MCP ids are strings or integers; one past 2^53 - 1 would come back as another number once parsed.
+    for (const id of ['9007199254740993', '1.5']) {
+      const refused = await post(`{"jsonrpc":"2.0","id":${id},"method":"ping"}`);
+      expect([id, refused.status]).toEqual([id, 400]);
+      expect(await refused.json()).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32600, message: expect.stringMatching(/an id is a string or an integer/) } });
+    }
+    const largest = await post('{"jsonrpc":"2.0","id":9007199254740991,"method":"ping"}');
+    expect(await largest.json()).toEqual({ jsonrpc: '2.0', id: 9007199254740991, result: {} });
   });
 
   it('passes _meta and the progress token through to the upstream and its progress back', async () => {

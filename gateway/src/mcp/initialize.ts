@@ -11,28 +11,47 @@ import { initializeUpstream } from './upstream-sessions';
 // Cut by characters, never inside one: half a surrogate pair would go on into the session and the call records.
 const text = (value: unknown, max = 200): string => (typeof value === 'string' ? sliceCodePoints(value, max) : '');
 
+/** The largest client `capabilities` object (as JSON) a session takes; real clients send a few hundred characters. */
+export const MAX_CLIENT_CAPABILITIES_LENGTH = 4096;
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+function invalidParams(problem: string): GatewayRpcError {
+  return new GatewayRpcError(RPC.invalidParams, `Invalid params: ${problem}`, 'error', 'invalid_params');
+}
+
+/**
+ * What MCP's InitializeRequest requires, checked as an SDK server checks it (-32602 otherwise): a protocolVersion
+ * string, a capabilities object and clientInfo with a name and version. The capabilities go on to every upstream's
+ * own initialize, where one that is not an object would fail them all.
+ */
+function initializeParams(request: JsonRpcRequest): { protocolVersion: string; capabilities: Record<string, unknown>; clientInfo: Record<string, unknown> } {
+  const params = request.params ?? {};
+  if (typeof params.protocolVersion !== 'string') throw invalidParams('params.protocolVersion must be a string');
+  if (!isPlainObject(params.capabilities)) throw invalidParams('params.capabilities must be an object');
+  const clientInfo = params.clientInfo;
+  if (!isPlainObject(clientInfo) || typeof clientInfo.name !== 'string' || typeof clientInfo.version !== 'string') {
+    throw invalidParams('params.clientInfo must be an object with a name and a version (strings)');
+  }
+  return { protocolVersion: text(params.protocolVersion, 40), capabilities: params.capabilities, clientInfo };
+}
+
 /**
  * `initialize`: negotiates the protocol version, opens a session with every upstream server of the gateway at once
  * (declaring the client's name and capabilities), and seals the result into the session id. An upstream that
  * cannot be reached now does not fail the client: its session is opened on first use.
  */
-/** The largest client `capabilities` object (as JSON) a session takes; real clients send a few hundred characters. */
-export const MAX_CLIENT_CAPABILITIES_LENGTH = 4096;
-
 export async function initializeSession(
   plane: DataPlane,
   principal: McpPrincipal,
   resolved: ResolvedGateway,
   request: JsonRpcRequest,
 ): Promise<{ sessionId: string; session: McpSession; result: Record<string, unknown> }> {
-  const params = request.params ?? {};
-  const requested = text(params.protocolVersion, 40);
+  const { protocolVersion: requested, capabilities, clientInfo } = initializeParams(request);
   const protocolVersion = SUPPORTED_PROTOCOL_VERSIONS.includes(requested) ? requested : LATEST_PROTOCOL_VERSION;
-  const clientInfo = (typeof params.clientInfo === 'object' && params.clientInfo !== null ? params.clientInfo : {}) as Record<string, unknown>;
-  const capabilities = (typeof params.capabilities === 'object' && params.capabilities !== null ? params.capabilities : {}) as Record<string, unknown>;
   // Sealed into the session id and kept with every open session: bounded, so a client cannot make either large.
   if (JSON.stringify(capabilities).length > MAX_CLIENT_CAPABILITIES_LENGTH) {
-    throw new GatewayRpcError(RPC.invalidParams, `Invalid params: params.capabilities may take at most ${MAX_CLIENT_CAPABILITIES_LENGTH} characters as JSON`, 'error', 'invalid_params');
+    throw invalidParams(`params.capabilities may take at most ${MAX_CLIENT_CAPABILITIES_LENGTH} characters as JSON`);
   }
   const client = { protocolVersion, clientName: text(clientInfo.name), clientVersion: text(clientInfo.version, 60), clientCapabilities: capabilities };
 

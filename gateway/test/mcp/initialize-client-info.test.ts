@@ -69,6 +69,21 @@ describe('initialize: clientInfo', () => {
     expect(await within.json()).toMatchObject({ id: 7, result: { protocolVersion: '2025-06-18' } });
   });
 
+  it('refuses an initialize without what MCP requires of it (-32602, no session opened)', async () => {
+    const valid = { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'strict', version: '1' } };
+    for (const [params, problem] of [
+      [{ ...valid, protocolVersion: undefined }, 'params.protocolVersion must be a string'],
+      [{ ...valid, capabilities: ['sampling'] }, 'params.capabilities must be an object'],
+      [{ ...valid, capabilities: undefined }, 'params.capabilities must be an object'],
+      [{ ...valid, clientInfo: undefined }, 'params.clientInfo must be an object with a name and a version'],
+      [{ ...valid, clientInfo: { name: 'no-version' } }, 'params.clientInfo must be an object with a name and a version'],
+    ] as const) {
+      const refused = await postMcp(platform, gateway, { jsonrpc: '2.0', id: 9, method: 'initialize', params });
+      expect([problem, refused.headers.get('mcp-session-id')]).toEqual([problem, null]);
+      expect(await refused.json()).toMatchObject({ jsonrpc: '2.0', id: 9, error: { code: -32602, message: `Invalid params: ${problem}${problem.endsWith('version') ? ' (strings)' : ''}` } });
+    }
+  });
+
   it('keeps a name within the bound as it is', async () => {
     const { upstreamSaw, recordedName } = await initializeWith({ name: `claude ${GRINNING}`, version: '1.2.3' });
     expect(upstreamSaw).toMatchObject({ name: `claude ${GRINNING}`, version: '1.2.3' });

@@ -215,6 +215,11 @@ export interface EdgeReplica {
   stop(): Promise<void>;
 }
 
+/** Every service's `<NAME>_SERVICE_ADDR` set to one gRPC address: an edge whose services all run in one process there. */
+export function servicesAt(address: string): Record<string, string> {
+  return Object.fromEntries(['IDENTITY', 'CATALOG', 'AGENTS', 'KNOWLEDGE', 'BILLING', 'NOTIFICATIONS'].map((name) => [`${name}_SERVICE_ADDR`, address]));
+}
+
 /**
  * A second edge (`--target=gateway`) beside a test platform on real infrastructure: the same database, Redis,
  * Kafka and keys, its services reached over the first platform's gRPC address. Requests may then land on either
@@ -226,8 +231,7 @@ export interface EdgeReplica {
 export async function startEdgeReplica(first: TestPlatform, env: NodeJS.ProcessEnv = {}): Promise<EdgeReplica> {
   const address = first.platform.grpcAddress;
   if (!address || first.env.DATABASE_URL === undefined) throw new Error('an edge replica needs a platform on real infrastructure');
-  const addresses = Object.fromEntries(['IDENTITY', 'CATALOG', 'AGENTS', 'KNOWLEDGE', 'BILLING', 'NOTIFICATIONS'].map((name) => [`${name}_SERVICE_ADDR`, address]));
-  const { child, port, opsPort } = await spawnPlatformListening('gateway', { ...process.env, ...first.env, ...addresses, PORT: '0', OPS_PORT: '0', GRPC_PORT: '0', ...env });
+  const { child, port, opsPort } = await spawnPlatformListening('gateway', { ...process.env, ...first.env, ...servicesAt(address), PORT: '0', OPS_PORT: '0', GRPC_PORT: '0', ...env });
   try {
     if (port === undefined) throw new Error('the edge replica reported no public port');
     await waitReady(`http://127.0.0.1:${opsPort}/readyz`, [child]);

@@ -10,12 +10,16 @@ export interface TcpProxy {
   freeze(marker: string): number;
   /** Relays again whatever was held back, then everything that follows. */
   thaw(): void;
+  /** How many connections clients have opened through it so far. */
+  accepted(): number;
   close(): Promise<void>;
 }
 
 export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
   const pairs = new Set<{ client: Socket; server: Socket; sent: string; frozen: boolean; held: Buffer[] }>();
+  let accepted = 0;
   const proxy = createServer((client) => {
+    accepted += 1;
     const server = connect(target.port, target.host);
     const pair = { client, server, sent: '', frozen: false, held: [] as Buffer[] };
     pairs.add(pair);
@@ -46,6 +50,7 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
       }
       return frozen;
     },
+    accepted: () => accepted,
     thaw() {
       for (const pair of pairs) {
         pair.frozen = false;

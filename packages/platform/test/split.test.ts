@@ -1,4 +1,4 @@
-import { describeWith, infraUrl, memoryLogger, platformOpsUrl, platformUrl, realInfraEnv } from '@platform/test';
+import { describeWith, freePort, infraUrl, memoryLogger, platformOpsUrl, platformUrl, realInfraEnv, servicesAt } from '@platform/test';
 import { startPlatform, type RunningPlatform } from '../src/platform';
 
 /**
@@ -9,25 +9,19 @@ describeWith('postgres', 'services and the edge in separate processes', (postgre
   let services: RunningPlatform;
   let edge: RunningPlatform;
   let cleanup: () => Promise<void>;
+  let infraEnv: NodeJS.ProcessEnv;
   const edgeLog = memoryLogger('edge');
 
   beforeAll(async () => {
     const infra = await realInfraEnv({ postgres: postgresUrl(), redis: infraUrl('redis')!, kafka: infraUrl('kafka')! });
     cleanup = infra.cleanup;
+    infraEnv = infra.env;
     services = await startPlatform({ target: 'identity,catalog,agents,knowledge,billing,notifications', env: infra.env });
     const address = services.grpcAddress!;
     edge = await startPlatform({
       target: 'gateway',
       logger: edgeLog.logger,
-      env: {
-        ...infra.env,
-        IDENTITY_SERVICE_ADDR: address,
-        CATALOG_SERVICE_ADDR: address,
-        AGENTS_SERVICE_ADDR: address,
-        KNOWLEDGE_SERVICE_ADDR: address,
-        BILLING_SERVICE_ADDR: address,
-        NOTIFICATIONS_SERVICE_ADDR: address,
-      },
+      env: { ...infra.env, ...servicesAt(address) },
     });
   }, 60_000);
   afterAll(async () => {
@@ -62,6 +56,34 @@ describeWith('postgres', 'services and the edge in separate processes', (postgre
     expect((await fetch(platformUrl(edge, '/metrics'))).status).toBe(404);
   });
 
+  // Kafka down takes no process out of its Service: the edge's call records wait in its buffer, services' events in
+  // their outboxes (docs/architecture.md, Health, readiness and ops).
+  it('keeps an edge whose Kafka is unreachable ready and serving, the bus failing among its dependencies', async () => {
+    const cutOff = await startPlatform({ target: 'gateway', env: { ...infraEnv, ...servicesAt(services.grpcAddress!), KAFKA_BROKERS: `127.0.0.1:${await freePort()}` } });
+    try {
+      const response = await fetch(platformOpsUrl(cutOff, '/readyz'));
+      const body = (await response.json()) as Readiness;
+      expect(response.status).toBe(200);
+      expect(Object.keys(body.checks)).toEqual(['cache']);
+      expect(body.dependencies.bus).toMatchObject({ ok: false });
+      // It serves what goes through the services (here a sign-in refused for unknown credentials).
+      const signIn = await fetch(platformUrl(cutOff, '/v1/auth/sign-in'), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email: 'nobody@example.test', password: 'not-a-password' }),
+      });
+      expect(signIn.status).toBe(401);
+    } finally {
+      await cutOff.stop();
+    }
+  }, 60_000);
+
+  it("lists the bus among a service process's dependencies, not among what it needs", async () => {
+    const body = (await (await fetch(platformOpsUrl(services, '/readyz'))).json()) as Readiness;
+    expect(Object.keys(body.checks).sort()).toEqual(['cache', 'database']);
+    expect(body.dependencies.bus).toEqual({ ok: true });
+  });
+
   it('keeps the edge ready when the services go away, reporting them unavailable as dependencies', async () => {
     await services.stop();
     const response = await fetch(platformOpsUrl(edge, '/readyz'));
@@ -76,3 +98,9 @@ describeWith('postgres', 'services and the edge in separate processes', (postgre
     expect(failed).toEqual(expect.arrayContaining(['service:identity', 'service:catalog']));
   });
 });
+
+interface Readiness {
+  status: string;
+  checks: Record<string, { ok: boolean }>;
+  dependencies: Record<string, { ok: boolean }>;
+}

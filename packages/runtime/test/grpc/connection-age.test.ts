@@ -1,34 +1,8 @@
-import net from 'node:net';
 import { ProbeServiceClient } from '@platform/proto/gen/platform/testing/v1/testing';
+import { startTcpProxy } from '@platform/test';
 import { createGrpcClient } from '../../src/grpc/client';
 import { MAX_CONNECTION_AGE_GRACE_MS, MAX_CONNECTION_AGE_MS } from '../../src/grpc/server';
 import { gate, startProbeServer, STATUS } from './fixtures';
-
-/** A TCP relay in front of the server that counts the connections clients open (what a Kubernetes Service balances). */
-async function countingRelay(target: string): Promise<{ address: string; connections: () => number; close: () => Promise<void> }> {
-  const [host, port] = target.split(':') as [string, string];
-  let connections = 0;
-  const sockets = new Set<net.Socket>();
-  const relay = net.createServer((client) => {
-    connections += 1;
-    const upstream = net.connect(Number(port), host);
-    for (const socket of [client, upstream]) {
-      sockets.add(socket);
-      socket.on('close', () => sockets.delete(socket));
-      socket.on('error', () => socket.destroy());
-    }
-    client.pipe(upstream).pipe(client);
-  });
-  await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
-  return {
-    address: `127.0.0.1:${(relay.address() as net.AddressInfo).port}`,
-    connections: () => connections,
-    close: async () => {
-      for (const socket of sockets) socket.destroy();
-      await new Promise<void>((resolve) => relay.close(() => resolve()));
-    },
-  };
-}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -43,11 +17,12 @@ describe('GrpcServer connection age (calls spread over replicas added later)', (
       // Short enough for a test; the defaults are asserted below.
       { channelOptions: { 'grpc.max_connection_age_ms': 300, 'grpc.max_connection_age_grace_ms': 60_000 } },
     );
-    const relay = await countingRelay(address);
-    const client = createGrpcClient(ProbeServiceClient, relay.address, { deadlineMs: 10_000 });
+    // A relay in front of the server counts the connections the client opens (what a Kubernetes Service balances).
+    const relay = await startTcpProxy({ host: '127.0.0.1', port: Number(address.split(':')[1]) });
+    const client = createGrpcClient(ProbeServiceClient, `127.0.0.1:${relay.port}`, { deadlineMs: 10_000 });
     try {
       expect(await client.getServiceStatus({})).toMatchObject({ service: 'identity' });
-      expect(relay.connections()).toBe(1);
+      expect(relay.accepted()).toBe(1);
       // A call still running when the connection's age passes is not cut off.
       const held = gate();
       hold = held.promise;
@@ -58,7 +33,7 @@ describe('GrpcServer connection age (calls spread over replicas added later)', (
       expect(await running).toMatchObject({ service: 'identity' });
       // The next calls go over a new connection, which a Service may send to another replica.
       for (let i = 0; i < 3; i++) expect(await client.getServiceStatus({})).toMatchObject({ service: 'identity' });
-      expect(relay.connections()).toBeGreaterThanOrEqual(2);
+      expect(relay.accepted()).toBeGreaterThanOrEqual(2);
     } finally {
       client.close();
       await server.stop(1_000);

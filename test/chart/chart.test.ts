@@ -514,6 +514,101 @@ const RELEASE = { 'app.kubernetes.io/name': 'platform', 'app.kubernetes.io/insta
     });
   });
 
+  describe('migrations Job', () => {
+    interface Job {
+      kind: string;
+      metadata: { name: string; annotations: Record<string, string>; labels: Record<string, string> };
+      spec: {
+        backoffLimit: number;
+        activeDeadlineSeconds: number;
+        template: { metadata: { labels: Record<string, string>; annotations?: Record<string, string> }; spec: Record<string, unknown> & { restartPolicy: string; containers: Container[] } };
+      };
+    }
+    const JOB = ['--set', 'migrations.job.enabled=true'];
+    const jobs = (docs: Manifest[]) => docs.filter((d) => d.kind === 'Job') as unknown as Job[];
+    const job = (docs: Manifest[]) => {
+      const found = jobs(docs);
+      expect(found.map((j) => j.metadata.name)).toEqual(['platform-migrate']);
+      return found[0]!;
+    };
+    /** A pod spec without what only serving needs or only a Job has, and without its container. */
+    const podWithout = (spec: Record<string, unknown>) => Object.fromEntries(Object.entries(spec).filter(([key]) => !['containers', 'restartPolicy'].includes(key)));
+    /** A container's environment sources and runtime settings, without what serving a target sets itself. */
+    const runtimeOf = (c: Container & Record<string, unknown>) => ({
+      image: c.image,
+      envFrom: c.envFrom,
+      env: c.env?.filter((e) => !['OTEL_SERVICE_NAME', 'GRPC_HOST', 'GRPC_PORT'].includes(e.name)),
+      securityContext: c.securityContext,
+      volumeMounts: c.volumeMounts,
+    });
+
+    it('is off by default', () => {
+      expect(jobs(render(...KEYS))).toEqual([]);
+      expect(jobs(render(...ALL_IN_ONE, ...KEYS))).toEqual([]);
+    });
+
+    it('runs `migrate` for the service targets as a post-install and pre-upgrade hook, and replaces a failed one next time', () => {
+      const found = job(render(...KEYS, ...JOB));
+      // Not pre-install: before an install nothing of the release exists (ConfigMap, Secret, ServiceAccount).
+      expect(found.metadata.annotations).toEqual({
+        'helm.sh/hook': 'post-install,pre-upgrade',
+        'helm.sh/hook-weight': '-5',
+        'helm.sh/hook-delete-policy': 'before-hook-creation,hook-succeeded',
+      });
+      expect(found.spec.backoffLimit).toBe(1);
+      expect(found.spec.activeDeadlineSeconds).toBe(900);
+      const pod = found.spec.template.spec;
+      expect(pod.restartPolicy).toBe('Never');
+      const c = pod.containers[0]!;
+      const [command, target] = (c as unknown as { args: string[] }).args;
+      expect(command).toBe('migrate');
+      expect(target!.replace('--target=', '').split(',').sort()).toEqual([...SERVICE_TARGETS].sort());
+      // It listens on nothing: a startup probe on /healthz would kill it after two minutes.
+      expect([c.ports, c.startupProbe, c.livenessProbe, c.readinessProbe, c.lifecycle]).toEqual([undefined, undefined, undefined, undefined, undefined]);
+      expect(found.spec.template.metadata.labels).toEqual({ ...RELEASE, 'app.kubernetes.io/component': 'migrate' });
+
+      const tuned = job(render(...KEYS, ...JOB, '--set', 'migrations.job.backoffLimit=0', '--set', 'migrations.job.activeDeadlineSeconds=3600'));
+      expect([tuned.spec.backoffLimit, tuned.spec.activeDeadlineSeconds]).toEqual([0, 3600]);
+    });
+
+    it("has a service pod's environment, Secret, volumes, service account and security contexts", () => {
+      const volume = { name: 'private-ca', configMap: { name: 'private-ca' } };
+      const mount = { name: 'private-ca', mountPath: '/etc/platform/ca', readOnly: true };
+      for (const secrets of [KEYS, ['--set', 'secrets.existingSecret=mine']]) {
+        const docs = render(
+          ...secrets,
+          ...JOB,
+          '--set-json', `extraVolumes=${JSON.stringify([volume])}`,
+          '--set-json', `extraVolumeMounts=${JSON.stringify([mount])}`,
+          '--set-json', 'extraEnvFrom=[{"secretRef":{"name":"infra"}}]',
+          '--set-json', 'extraEnv=[{"name":"NODE_EXTRA_CA_CERTS","value":"/etc/platform/ca/ca.crt"}]',
+        );
+        const servicePod = find(docs, 'Deployment', 'platform-identity').spec!.template!.spec as unknown as Record<string, unknown> & { containers: Container[] };
+        const pod = job(docs).spec.template.spec;
+        expect(podWithout(pod)).toEqual(podWithout(servicePod));
+        const c = pod.containers[0]! as Container & Record<string, unknown>;
+        expect(runtimeOf(c)).toEqual(runtimeOf(servicePod.containers[0]! as Container & Record<string, unknown>));
+        expect(JSON.stringify(c.envFrom)).toContain(`"secretRef":{"name":"${secrets === KEYS ? 'platform-secrets' : 'mine'}"}`);
+        expect(env(c, 'OTEL_SERVICE_NAME')).toBe('mcp-platform-migrate');
+      }
+    });
+
+    it('migrates only the service targets this release runs, and is not rendered when it runs none', () => {
+      const args = (docs: Manifest[]) => (job(docs).spec.template.spec.containers[0] as unknown as { args: string[] }).args;
+      const [, target] = args(render(...KEYS, ...JOB, '--set', 'targets.catalog.enabled=false', '--set', 'targets.billing.enabled=false'));
+      expect(target!.replace('--target=', '').split(',').sort()).toEqual(['agents', 'identity', 'knowledge', 'notifications']);
+      const onlyGateway = SERVICE_TARGETS.flatMap((name) => ['--set', `targets.${name}.enabled=false`]);
+      expect(jobs(render(...KEYS, ...JOB, ...onlyGateway))).toEqual([]);
+    });
+
+    it('all-in-one: not with embedded storage (it belongs to the one process), and `migrate` for every service with a database URL', () => {
+      expect(jobs(render(...ALL_IN_ONE, ...KEYS, ...JOB))).toEqual([]);
+      const external = job(render(...ALL_IN_ONE, ...KEYS, ...JOB, '--set', 'secrets.DATABASE_URL=postgres://platform@db:5432/platform'));
+      expect((external.spec.template.spec.containers[0] as unknown as { args: string[] }).args).toEqual(['migrate']);
+      expect(jobs(render(...ALL_IN_ONE, ...JOB, '--set', 'secrets.existingSecret=mine'))).toHaveLength(1);
+    });
+  });
+
   describe('PodDisruptionBudget', () => {
     function budgets(...args: string[]): Record<string, Manifest['spec']> {
       return Object.fromEntries(render(...KEYS, ...args).filter((d) => d.kind === 'PodDisruptionBudget').map((d) => [d.metadata.name, d.spec]));

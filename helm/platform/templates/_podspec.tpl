@@ -1,5 +1,5 @@
 {{/*
-Pod spec shared by the per-target Deployments and the all-in-one Deployment.
+Pod spec shared by the per-target Deployments, the all-in-one Deployment and the migrations Job.
 Call with (dict
   "root" $                     chart root context
   "component" "identity"       target name, or "all"
@@ -11,8 +11,10 @@ Call with (dict
   "grpcReadiness" true/false   readiness by native gRPC health (service targets), else HTTP /readyz on the ops port;
                                startup and liveness are HTTP /healthz on the ops port either way
   "t" $values                  effective per-target values (resources, extraEnv, nodeSelector, tolerations, affinity)
-  "dataVolume" $source         volume source mounted on DATA_DIR)
-Every pod gets OPS_PORT and the container port `ops` (/healthz, /readyz, /metrics: probes and Prometheus).
+  "dataVolume" $source         volume source mounted on DATA_DIR
+  "command" (list "migrate")   optional: a command run once (a Job's pod, restartPolicy Never) instead of serving
+                               --target=<component>: no ports, probes or preStop hook, since it listens on nothing)
+Every serving pod gets OPS_PORT and the container port `ops` (/healthz, /readyz, /metrics: probes and Prometheus).
 */}}
 {{- define "platform.podSpec" -}}
 {{- $root := .root -}}
@@ -34,12 +36,20 @@ securityContext:
   {{- toYaml $v.podSecurityContext | nindent 2 }}
 terminationGracePeriodSeconds: {{ include "platform.terminationGrace" $root }}
 enableServiceLinks: false
+{{- if .command }}
+restartPolicy: Never
+{{- end }}
 containers:
   - name: platform
     image: {{ include "platform.image" $root | quote }}
     imagePullPolicy: {{ $v.image.pullPolicy }}
     args:
+      {{- if .command }}
+      {{- toYaml .command | nindent 6 }}
+      {{- else }}
       - {{ printf "--target=%s" .component | quote }}
+      {{- end }}
+    {{- if not .command }}
     ports:
       {{- if .edge }}
       - name: http
@@ -54,6 +64,7 @@ containers:
         containerPort: {{ $v.ports.grpc }}
         protocol: TCP
       {{- end }}
+    {{- end }}
     envFrom:
       - configMapRef:
           name: {{ include "platform.configMapName" $root }}
@@ -110,6 +121,7 @@ containers:
            the sleep lets kube-proxy and the Ingress controller stop routing to it before the process stops
            accepting. An exec of the image's /bin/sleep, not the `sleep` lifecycle action (beta only since
            Kubernetes 1.30, and the chart supports 1.27). */}}
+    {{- if not .command }}
     {{- with (int $v.shutdown.preStopSleepSeconds) }}
     lifecycle:
       preStop:
@@ -117,6 +129,7 @@ containers:
           command: ["/bin/sleep", {{ . | toString | quote }}]
     {{- end }}
     {{- include "platform.probes" (dict "root" $root "grpcReadiness" .grpcReadiness) | nindent 4 }}
+    {{- end }}
     {{- with $t.resources }}
     resources:
       {{- toYaml . | nindent 6 }}

@@ -1,15 +1,23 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, createLogger, logProcessWarnings, onShutdownSignal } from '@platform/runtime';
 import { createAdminCommand } from './commands/create-admin';
+import { migrateCommand } from './commands/migrate';
 import { startPlatform } from './platform';
+
+/** Commands that run once and exit instead of serving (`platform <command> …`); each returns the exit code. */
+const COMMANDS = new Map<string, (args: string[]) => Promise<number>>([
+  ['create-admin', createAdminCommand],
+  ['migrate', migrateCommand],
+]);
 
 /**
  * The one executable. `--target=all` (the default) runs every module in one process; `--target=identity`
  * (or a comma list) runs only those, for one service per pod.
  */
 async function main(): Promise<void> {
-  if (process.argv[2] === 'create-admin') {
-    process.exitCode = await createAdminCommand(process.argv.slice(3));
+  const command = COMMANDS.get(process.argv[2] ?? '');
+  if (command) {
+    process.exitCode = await command(process.argv.slice(3));
     return;
   }
   const { values } = parseArgs({
@@ -19,6 +27,7 @@ async function main(): Promise<void> {
   if (values.help) {
     process.stdout.write('usage: platform [--target=all|gateway|identity|catalog|agents|knowledge|billing|notifications[,...]]\n');
     process.stdout.write('       platform create-admin --email <email>   (password from ADMIN_PASSWORD or stdin)\n');
+    process.stdout.write('       platform migrate [--target=all|<service>[,...]] [--check]   (DATABASE_URL; --check applies nothing)\n');
     return;
   }
   const platform = await startPlatform({ target: values.target });

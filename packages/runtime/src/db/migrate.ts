@@ -37,17 +37,12 @@ export async function migrate(db: Database, options: MigrateOptions): Promise<st
          applied_at timestamptz NOT NULL DEFAULT now()
        )`,
     );
-    const { rows } = await db.query<{ id: string; checksum: string }>(`SELECT id, checksum FROM ${schema}.schema_migrations`);
-    const applied = new Map(rows.map((row) => [row.id, row.checksum]));
+    const applied = await appliedChecksums(db, schema);
 
     const newlyApplied: string[] = [];
     for (const migration of options.migrations) {
+      if (wasApplied(migration, applied, schema)) continue;
       const checksum = migrationChecksum(migration.sql);
-      const previous = applied.get(migration.id);
-      if (previous !== undefined) {
-        if (previous !== checksum) throw new MigrationEditedError(migration.id, schema);
-        continue;
-      }
       await db.transaction(async (tx) => {
         await tx.query(`SET LOCAL search_path TO ${schema}, public`);
         await tx.query(migration.sql);
@@ -58,6 +53,34 @@ export async function migrate(db: Database, options: MigrateOptions): Promise<st
     }
     return newlyApplied;
   });
+}
+
+/**
+ * The ids of `migrations` not yet applied to `schema`, in order, applying nothing and taking no lock (one being applied
+ * meanwhile counts as pending). Throws MigrationEditedError, as `migrate` would, for an applied one whose text changed.
+ */
+export async function pendingMigrations(db: Database, options: Omit<MigrateOptions, 'logger'>): Promise<string[]> {
+  const schema = assertSchemaName(options.schema);
+  assertUniqueIds(options.migrations);
+  const { rows } = await db.query(
+    `SELECT 1 FROM information_schema.tables WHERE table_schema = $1 AND table_name = 'schema_migrations'`,
+    [schema],
+  );
+  const applied = rows.length > 0 ? await appliedChecksums(db, schema) : new Map<string, string>();
+  return options.migrations.filter((migration) => !wasApplied(migration, applied, schema)).map((migration) => migration.id);
+}
+
+async function appliedChecksums(db: Database, schema: string): Promise<Map<string, string>> {
+  const { rows } = await db.query<{ id: string; checksum: string }>(`SELECT id, checksum FROM ${schema}.schema_migrations`);
+  return new Map(rows.map((row) => [row.id, row.checksum]));
+}
+
+/** Whether `migration` is recorded as applied; throws when it was, with other text. */
+function wasApplied(migration: MigrationSource, applied: ReadonlyMap<string, string>, schema: string): boolean {
+  const previous = applied.get(migration.id);
+  if (previous === undefined) return false;
+  if (previous !== migrationChecksum(migration.sql)) throw new MigrationEditedError(migration.id, schema);
+  return true;
 }
 
 function assertUniqueIds(migrations: readonly MigrationSource[]): void {

@@ -7,6 +7,7 @@ import { pageQuery, pageResponse } from '../pagination';
 import { auditEntrySchema, presentAuditEntry } from '../presenters/audit-entry';
 import { defineRoute, type AnyRouteDefinition } from '../route';
 import { teamParam } from '../team-ref';
+import { int64IdParam } from '../validation/int64-id';
 import { timestampSchema } from '../validation/text';
 
 /** Op 12: team owners, admins and editors, and platform admins and auditors (who read every team's log). */
@@ -23,12 +24,7 @@ function hidesCosts(ctx: { auth: unknown }): boolean {
   return !platformReader && caller.team?.role === 'editor';
 }
 
-const INT64_MAX = 9223372036854775807n;
-const entryId = z
-  .string()
-  .regex(/^[1-9]\d{0,18}$/, 'must be an integer >= 1')
-  .refine((value) => !/^\d+$/.test(value) || BigInt(value) <= INT64_MAX, 'must be an int64')
-  .meta({ description: 'Audit entry id (int64 >= 1).', example: '42' });
+const entryId = int64IdParam('Audit entry id (int64 >= 1).');
 
 const auditQuery = pageQuery.extend({
   action: z

@@ -6,6 +6,7 @@ import { pageQuery, pageResponse } from '../pagination';
 import { CALL_OUTCOMES, callRecordDetailSchema, callRecordSchema, presentCallRecord, presentCallRecordDetail } from '../presenters/call-record';
 import { defineRoute, type AnyRouteDefinition } from '../route';
 import { teamParam } from '../team-ref';
+import { int64IdParam } from '../validation/int64-id';
 import { textSchema, timestampSchema } from '../validation/text';
 
 /** Op 6: team owners and admins, and platform staff (any platform role); members and editors get 403. */
@@ -15,12 +16,7 @@ const CALL_READERS: RoutePolicy = {
   platform: ['admin', 'auditor', 'staff'],
 };
 
-const INT64_MAX = 9223372036854775807n;
-const callId = z
-  .string()
-  .regex(/^[1-9]\d{0,18}$/, 'must be an integer >= 1')
-  .refine((value) => !/^\d+$/.test(value) || BigInt(value) <= INT64_MAX, 'must be an int64')
-  .meta({ description: 'Call record id (int64 >= 1).', example: '42' });
+const callId = int64IdParam('Call record id (int64 >= 1).');
 
 const callsQuery = pageQuery.extend({
   gatewayId: z.uuid().optional().meta({ description: 'Only calls through this gateway.' }),

@@ -52,6 +52,17 @@ describe('--target=all with no configuration', () => {
     expect(await openApiProblems(document)).toEqual([]);
   });
 
+  it('describes the int64 path ids of ops 6 and 12 as integers (int64 >= 1), though they are read as text', async () => {
+    const document = (await (await fetch(platformUrl(platform, '/v1/openapi.json'))).json()) as OpenApiPaths;
+    for (const [path, name] of [
+      ['/v1/teams/{team}/calls/{callId}', 'callId'],
+      ['/v1/teams/{team}/audit/{entryId}', 'entryId'],
+    ] as const) {
+      const parameter = document.paths[path]!.get!.parameters!.find((p) => p.name === name);
+      expect([name, parameter?.schema]).toEqual([name, expect.objectContaining({ type: 'integer', format: 'int64', minimum: 1 })]);
+    }
+  });
+
   it("describes a capability approval's optional fingerprint If-Match, its ETag and 412, never 428", async () => {
     const document = (await (await fetch(platformUrl(platform, '/v1/openapi.json'))).json()) as OpenApiPaths;
     for (const path of [
@@ -123,9 +134,14 @@ describe('--target=all with no configuration', () => {
   });
 });
 
+interface OpenApiParameter {
+  name: string;
+  schema: Record<string, unknown>;
+}
+
 interface OpenApiPaths {
   paths: Record<
     string,
-    Record<string, { parameters?: unknown[]; responses: Record<string, { headers?: Record<string, { description: string }> }> }>
+    Record<string, { parameters?: OpenApiParameter[]; responses: Record<string, { headers?: Record<string, { description: string }> }> }>
   >;
 }

@@ -5,7 +5,31 @@ import { orNull, timestamp, uuid } from './common';
 const KINDS = ['tool', 'resource', 'resource_template', 'prompt'] as const;
 
 /**
- * A capability discovered on an MCP server (spec §2.5, the fields of this slice; requirements come later). Resources
+ * §2.5's auth-provider fields. Nothing can set a capability's own requirement yet, so every capability inherits its
+ * server's (`inherit`, the one mode the spec names), and no server has one, so `requires` is null. Auth providers
+ * (§2.6) and the other modes come in a later issue; the fields are present now so that clients of the spec find them.
+ */
+const requirementOverrideSchema = z
+  .object({
+    mode: z.enum(['inherit']).meta({ description: '`inherit`: the capability requires what its server requires. Later issues add modes.' }),
+    scopes: z.array(z.string()),
+  })
+  .meta({ id: 'CapabilityRequirementOverride' });
+
+const requiresSchema = z
+  .object({
+    providerId: uuid,
+    providerSlug: z.string(),
+    providerName: z.string(),
+    scopes: z.array(z.string()),
+    connected: z.boolean(),
+    providerKind: z.string(),
+  })
+  .nullable()
+  .meta({ description: 'The auth provider (§2.6) a caller must connect to use the capability; null when none (always, until auth providers arrive).' });
+
+/**
+ * A capability discovered on an MCP server (spec §2.5; auth-provider requirements come later, above). Resources
  * are named by URI and templates by URI template, the keys that are unique upstream.
  */
 export const capabilitySchema = z
@@ -29,6 +53,8 @@ export const capabilitySchema = z
     firstSeenAt: timestamp,
     lastSeenAt: timestamp,
     goneAt: timestamp.nullable().meta({ description: 'Set while the capability is missing upstream.' }),
+    requirementOverride: requirementOverrideSchema,
+    requires: requiresSchema,
   })
   .meta({ id: 'Capability' });
 
@@ -52,5 +78,7 @@ export function presentCapability(capability: Capability): CapabilityJson {
     firstSeenAt: capability.firstSeenAt ?? '',
     lastSeenAt: capability.lastSeenAt ?? '',
     goneAt: orNull(capability.goneAt),
+    requirementOverride: { mode: 'inherit', scopes: [] },
+    requires: null,
   };
 }

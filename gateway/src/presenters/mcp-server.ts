@@ -3,12 +3,14 @@ import type { McpServer } from '@platform/proto/gen/platform/catalog/v1/catalog'
 import type { Team } from '@platform/proto/gen/platform/identity/v1/identity';
 import { PUBLISH_POLICIES } from '@platform/runtime';
 import { orNull, timestamp, toNumber, uuid } from './common';
+import { authModeOf, authModeSchema, serverOauthSchema, serverRequirementSchema } from './mcp-server-auth';
 import { presentServerHealth, serverHealthSchema } from './server-health';
 
 const PUBLISH_STATES = ['draft', 'pending', 'published', 'rejected'] as const;
 
 /**
- * A team's MCP server (spec §2.3; OAuth modes come later). The credential is write-only: `hasAuth` and
+ * A team's MCP server (spec §2.3; OAuth modes come later, so `authMode` is `none` or `static` and `oauth` and
+ * `requirement` are null, present so that clients of the spec find them). The credential is write-only: `hasAuth` and
  * `authValueHint` are all that shows of it. `hasAuth` counts a platform admin's headers too (op 16), which the team
  * cannot see or remove: a server that sends a secret never reads as sending none.
  */
@@ -29,6 +31,9 @@ export const mcpServerSchema = z
         'Removing the credential does not remove those headers.',
     }),
     authValueHint: z.string().nullable().meta({ description: 'The last 4 characters of the team\'s credential when it has 12 or more; else null.' }),
+    authMode: authModeSchema,
+    oauth: serverOauthSchema,
+    requirement: serverRequirementSchema,
     timeoutSeconds: z.number().int(),
     enabled: z.boolean(),
     publishState: z.enum(PUBLISH_STATES).meta({ description: '`draft`; `pending` (awaiting a platform admin\'s review); `published` (in the catalog); `rejected`.' }),
@@ -69,6 +74,9 @@ export function presentMcpServer(server: McpServer, team: Team): McpServerJson {
     authHeaderName: orNull(server.authHeaderName),
     hasAuth: server.hasAuth,
     authValueHint: orNull(server.authValueHint),
+    authMode: authModeOf(server.hasAuth),
+    oauth: null,
+    requirement: null,
     timeoutSeconds: server.timeoutSeconds,
     enabled: server.enabled,
     publishState: PUBLISH_STATES.find((state) => state === server.publishState) ?? 'draft',

@@ -29,6 +29,8 @@ interface CapabilityJson {
   approved: boolean;
   changed: boolean;
   goneAt: string | null;
+  requirementOverride: { mode: string; scopes: string[] };
+  requires: unknown;
 }
 
 /** A port on 127.0.0.1 that nothing listens on (bound, then released). */
@@ -98,6 +100,8 @@ describe('MCP server capability discovery', () => {
       expect(item.fingerprint).toMatch(/^[0-9a-f]{64}$/);
       // New: unapproved, and so an unapproved change (§2.5 changed) that op 8 may approve.
       expect([item.approved, item.changed, item.goneAt]).toEqual([false, true, null]);
+      // §2.5's auth-provider fields: nothing sets a requirement yet, so each inherits its server's, which has none.
+      expect([item.requirementOverride, item.requires]).toEqual([{ mode: 'inherit', scopes: [] }, null]);
     }
     const search = byKey(items).get('tool:search')!;
     expect(search).toMatchObject({ title: 'search title', description: 'Search the web' });

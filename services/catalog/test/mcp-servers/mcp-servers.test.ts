@@ -13,10 +13,10 @@ import {
 } from '@platform/test';
 
 const FIELDS = [
-  'authHeaderName', 'authValueHint', 'capturePayloads', 'counts', 'createdAt', 'description',
-  'effectivePublishPolicy', 'enabled', 'hasAuth', 'health', 'id', 'lastRefreshError', 'name', 'pendingChanges',
+  'authHeaderName', 'authMode', 'authValueHint', 'capturePayloads', 'counts', 'createdAt', 'description',
+  'effectivePublishPolicy', 'enabled', 'hasAuth', 'health', 'id', 'lastRefreshError', 'name', 'oauth', 'pendingChanges',
   'publishRequestNote', 'publishRequestedAt', 'publishReviewNote', 'publishReviewedAt', 'publishReviewedByName',
-  'publishState', 'refreshedAt', 'revision', 'sendIdentity', 'slug', 'teamId', 'teamName', 'teamSlug',
+  'publishState', 'refreshedAt', 'requirement', 'revision', 'sendIdentity', 'slug', 'teamId', 'teamName', 'teamSlug',
   'timeoutSeconds', 'transport', 'updatedAt', 'url',
 ];
 const SECRET = 'Bearer s3cret-upstream-token-WXYZ';
@@ -64,6 +64,10 @@ describe('MCP servers', () => {
       authHeaderName: 'Authorization',
       hasAuth: true,
       authValueHint: 'WXYZ',
+      // §2.3's auth fields: a static credential; no OAuth mode or provider requirement exists yet (docs/api.md).
+      authMode: 'static',
+      oauth: null,
+      requirement: null,
       timeoutSeconds: 30,
       enabled: true,
       sendIdentity: false,
@@ -111,7 +115,7 @@ describe('MCP servers', () => {
       capturePayloads: true,
     });
     const plain = await create(owner.client);
-    expect(plain.body.data).toMatchObject({ hasAuth: false, authHeaderName: null, authValueHint: null });
+    expect(plain.body.data).toMatchObject({ hasAuth: false, authHeaderName: null, authValueHint: null, authMode: 'none', oauth: null, requirement: null });
   });
 
   it('lets team owners and admins change; members, editors and staff 403; outsiders 404; staff and members read', async () => {
@@ -228,12 +232,12 @@ describe('MCP servers', () => {
     const created = (await create(owner.client, { authValue: SECRET })).body.data;
     const path = `${servers()}/${created.id}`;
     const kept = await owner.client.patch(path, { name: 'Renamed', authHeaderName: 'X-Token' }, { 'if-match': '"1"' });
-    expect(kept.body.data).toMatchObject({ hasAuth: true, authValueHint: 'WXYZ', authHeaderName: 'X-Token' });
+    expect(kept.body.data).toMatchObject({ hasAuth: true, authValueHint: 'WXYZ', authHeaderName: 'X-Token', authMode: 'static' });
     const replaced = await owner.client.patch(path, { authValue: 'another-long-secret-1234' }, { 'if-match': '"2"' });
     expect(replaced.body.data).toMatchObject({ hasAuth: true, authValueHint: '1234', authHeaderName: 'X-Token' });
     const removed = await owner.client.patch(path, { authValue: '' }, { 'if-match': '"3"' });
     expect(removed.status).toBe(200);
-    expect(removed.body.data).toMatchObject({ hasAuth: false, authValueHint: null, authHeaderName: null });
+    expect(removed.body.data).toMatchObject({ hasAuth: false, authValueHint: null, authHeaderName: null, authMode: 'none' });
 
     const entries = await eventually(async () => {
       const page = await owner.client.get(`/v1/teams/${team}/audit?action=mcp_server.update`);
@@ -281,5 +285,25 @@ describe('MCP servers', () => {
       return page.body.data?.find((e: { targetId: string }) => e.targetId === created.id);
     }, 'the mcp_server.delete audit entry');
     expect(entry.before).toMatchObject({ slug: created.slug });
+  });
+
+  it("documents §2.3's auth fields (and §2.5's) in the OpenAPI document, with their inner fields", async () => {
+    const document = await owner.client.get('/v1/openapi.json');
+    expect(document.status).toBe(200);
+    const { McpServer: server, Capability: capability } = document.body.components.schemas;
+    expect(server.properties.authMode.enum).toEqual(['none', 'static']);
+    expect(server.properties.oauth.type).toEqual(['object', 'null']);
+    expect(server.properties.oauth.properties.platformProvider.type).toEqual(['object', 'null']);
+    expect(server.properties.requirement.type).toEqual(['object', 'null']);
+    expect(Object.keys(server.properties.requirement.properties).sort()).toEqual(['providerEnabled', 'providerId', 'providerName', 'providerSlug', 'scopes']);
+    expect(server.required).toEqual(expect.arrayContaining(['authMode', 'oauth', 'requirement']));
+    expect(capability.properties.requires.type).toEqual(['object', 'null']);
+    expect(Object.keys(capability.properties.requires.properties).sort()).toEqual(
+      ['connected', 'providerId', 'providerKind', 'providerName', 'providerSlug', 'scopes'],
+    );
+    expect(capability.required).toEqual(expect.arrayContaining(['requirementOverride', 'requires']));
+    // The platform admin view (§2.4) has its own field list, without them.
+    const adminView = document.body.components.schemas.AdminMcpServer.properties;
+    for (const field of ['authMode', 'oauth', 'requirement']) expect(adminView).not.toHaveProperty(field);
   });
 });

@@ -88,6 +88,7 @@ describe('platform servers: op 16 and the platform team routes', () => {
   it('shows the admin view (§2.4) with the present tools after a discovery, and only to platform staff', async () => {
     const server = await registerServer(platformAdmin.client, PLATFORM_TEAM, { url: upstream.url, description: 'Upstream' });
     const before = await read(server.id);
+    // Its own field list: none of the team view's (§2.3) fields such as hasAuth, authMode, oauth or requirement.
     expect(Object.keys(before).sort()).toEqual(
       [
         'accessMode', 'createdAt', 'description', 'enabled', 'hasHeaders', 'id', 'name', 'personal', 'revision', 'slug', 'team',
@@ -318,7 +319,7 @@ describe('platform servers: op 16 and the platform team routes', () => {
 
     expect((await adminChange(platformAdmin.client, server.id, { headers: { 'X-Upstream-Key': HEADER_SECRET } })).status).toBe(200);
     // The team's credential was replaced by the headers: no header name or hint of its own, but a secret is sent.
-    expect(await teamView()).toMatchObject({ hasAuth: true, authHeaderName: null, authValueHint: null });
+    expect(await teamView()).toMatchObject({ hasAuth: true, authMode: 'static', authHeaderName: null, authValueHint: null });
     expect(await sentUpstream()).toEqual(new Set([HEADER_SECRET]));
 
     // Clearing the team's credential through the team route leaves the platform admin's headers in place.
@@ -330,7 +331,7 @@ describe('platform servers: op 16 and the platform team routes', () => {
 
     // Only op 16 removes them; then nothing secret is stored.
     expect((await adminChange(platformAdmin.client, server.id, { headers: {} })).status).toBe(200);
-    expect(await teamView()).toMatchObject({ hasAuth: false, authHeaderName: null, authValueHint: null });
+    expect(await teamView()).toMatchObject({ hasAuth: false, authMode: 'none', authHeaderName: null, authValueHint: null });
     expect(await sentUpstream()).toEqual(new Set([undefined]));
   });
 

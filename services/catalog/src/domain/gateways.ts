@@ -23,6 +23,7 @@ import {
   listTeamGateways,
   replaceGatewayServers,
   updateGatewayRow,
+  type GatewayServerEntry,
 } from '../store/gateways-store';
 import { toGateway, type GatewayRow } from '../store/mappers';
 import type { TeamAudience } from '../store/visibility';
@@ -49,6 +50,14 @@ function auditView(row: GatewayRow): Record<string, unknown> {
 function changedFields(before: Record<string, unknown>, after: Record<string, unknown>) {
   const changed = Object.keys(after).filter((key) => JSON.stringify(before[key]) !== JSON.stringify(after[key]));
   return { before: Object.fromEntries(changed.map((key) => [key, before[key]])), after: Object.fromEntries(changed.map((key) => [key, after[key]])) };
+}
+
+/** Whether a change sets anything the gateway does not have already (its server list in order, prefixes included). */
+function alters(current: GatewayRow, fields: { slug: string; name: string; enabled: boolean }, servers: readonly GatewayServerEntry[] | null): boolean {
+  if (fields.slug !== current.slug || fields.name !== current.name || fields.enabled !== current.enabled) return true;
+  if (servers === null) return false;
+  const listed = (list: readonly { serverId: string; prefix: string }[]) => JSON.stringify(list.map(({ serverId, prefix }) => [serverId, prefix]));
+  return listed(servers) !== listed(current.servers.map((server) => ({ serverId: server.server_id, prefix: server.prefix })));
 }
 
 async function audit(tx: Transaction, context: RequestContext | undefined, action: string, row: GatewayRow, change: Record<string, unknown>) {
@@ -126,7 +135,8 @@ export async function getGateway(deps: CatalogDeps, request: GetGatewayRequest):
 
 /**
  * Changes a gateway at the expected revision (412 when stale): slug, name, enabled, and (with replace_servers)
- * its whole server list, checked as on create. Audited `gateway.update` with the changed fields only.
+ * its whole server list, checked as on create. Audited `gateway.update` with the changed fields only; a change that
+ * alters nothing answers the gateway as it is, with no revision move, entry or announcement.
  */
 export async function updateGateway(deps: CatalogDeps, request: UpdateGatewayRequest): Promise<Gateway> {
   const audience = await writableTeam(deps, request.teamId);
@@ -141,14 +151,18 @@ export async function updateGateway(deps: CatalogDeps, request: UpdateGatewayReq
       const named = validNewGateway({ slug: request.slug ?? current.slug, name: request.name ?? current.name });
       const fields = { ...named, enabled: request.enabled ?? current.enabled };
       if (fields.slug !== current.slug && (await gatewaySlugTaken(tx, fields.slug, current.id))) throw SLUG_TAKEN();
-      if (choices) await replaceGatewayServers(tx, current.id, await composeGatewayServers(tx, audience, choices));
+      // Composed (and so checked) even when it is the list already there: a server no longer offered is still refused.
+      const servers = choices ? await composeGatewayServers(tx, audience, choices) : null;
+      // A change that alters nothing keeps the revision and writes no entry (docs/api.md, Revisions).
+      if (!alters(current, fields, servers)) return { updated: current, altered: false };
+      if (servers) await replaceGatewayServers(tx, current.id, servers);
       if (!(await updateGatewayRow(tx, current.id, request.expectedRevision, fields))) throw STALE();
       const updated = (await findGatewayById(tx, current.id))!;
       await audit(tx, request.context, 'gateway.update', updated, changedFields(auditView(current), auditView(updated)));
-      return updated;
+      return { updated, altered: true };
     });
-    await catalogChangeCommitted(deps, [row.id]);
-    return toGateway(row);
+    if (row.altered) await catalogChangeCommitted(deps, [row.updated.id]);
+    return toGateway(row.updated);
   } catch (error) {
     throw isUniqueViolation(error) ? SLUG_TAKEN() : error;
   }

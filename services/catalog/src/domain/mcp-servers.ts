@@ -77,6 +77,22 @@ function sealed(deps: CatalogDeps, serverId: string, draft: McpServerDraft, kept
   return { ...rest, authValueSealed, authValueHint };
 }
 
+/** Whether a change sets any plain field the server does not have already (a given credential is decided apart). */
+function alters(row: McpServerRow, draft: McpServerDraft): boolean {
+  return (
+    draft.slug !== row.slug ||
+    draft.name !== row.name ||
+    draft.description !== row.description ||
+    draft.url !== row.url ||
+    draft.transport !== row.transport ||
+    draft.authHeaderName !== row.auth_header_name ||
+    draft.timeoutSeconds !== row.timeout_seconds ||
+    draft.enabled !== row.enabled ||
+    draft.sendIdentity !== row.send_identity ||
+    draft.capturePayloads !== row.capture_payloads
+  );
+}
+
 async function audit(tx: Transaction, context: RequestContext | undefined, teamId: string, action: string, row: McpServerRow, change: Record<string, unknown>) {
   await writeAuditEvent(tx, SCHEMA, {
     ...auditContext(context),
@@ -143,7 +159,8 @@ export async function getMcpServer(deps: CatalogDeps, request: GetMcpServerReque
  * Changes any field of a server at the expected revision (412 when stale). `authValue` absent keeps the stored
  * credential, empty removes it, anything else replaces it. A changed URL passes the address guard again; moving
  * to another origin needs the credential given again and is a platform admin's alone while admin headers are stored.
- * Audited `mcp_server.update`, with `authValueChanged` instead of the credential.
+ * Audited `mcp_server.update`, with `authValueChanged` instead of the credential. A change that alters nothing (a
+ * given `authValue` always does, as a new password does) answers the server as it is: no revision move, no entry.
  */
 export async function updateMcpServer(deps: CatalogDeps, request: UpdateMcpServerRequest): Promise<McpServer> {
   const { teamId, policy } = await writableTeam(deps, request.teamId);
@@ -180,6 +197,8 @@ export async function updateMcpServer(deps: CatalogDeps, request: UpdateMcpServe
       // Against the locked row: a stored secret goes only to the origin it was given for.
       assertTeamMoveKeepsSecretsHome(locked, draft.url, replacing);
       if (draft.slug !== locked.slug && (await mcpServerSlugTaken(tx, teamId, draft.slug, serverId))) throw SLUG_TAKEN();
+      // A change that alters nothing keeps the revision and writes no entry (docs/api.md, Revisions).
+      if (!authValueChanged && !alters(locked, draft)) return { updated: locked, altered: false };
       const fields = sealed(deps, serverId, draft, replacing ? null : locked);
       const updated = await updateMcpServerRow(tx, serverId, request.expectedRevision, fields);
       if (!updated) throw new AppError('precondition_failed', 'The MCP server has changed since it was read');
@@ -187,11 +206,11 @@ export async function updateMcpServer(deps: CatalogDeps, request: UpdateMcpServe
         before: auditView(locked),
         after: { ...auditView(updated), ...(authValueChanged ? { authValueChanged: true } : {}) },
       });
-      return updated;
+      return { updated, altered: true };
     });
     // Its address, credential, timeout or state may be what gateways use now.
-    if (row.publish_state === 'published') await announceServerExposureChange(deps, row.id);
-    return toMcpServer(row, policy);
+    if (row.altered && row.updated.publish_state === 'published') await announceServerExposureChange(deps, row.updated.id);
+    return toMcpServer(row.updated, policy);
   } catch (error) {
     throw isUniqueViolation(error) ? SLUG_TAKEN() : error;
   }

@@ -81,6 +81,18 @@ const sorted = (record: Record<string, string[]>) => Object.fromEntries(Object.e
 /** What the command may log: migrations, per schema, and nothing of a server (listeners, bus, cache, relays). */
 const COMMAND_MESSAGES = ['migration applied', 'migrations applied', 'migrations pending', 'no migrations pending'];
 
+/** A serving platform's environment on `url`, with keys of its own and ports picked by the system. */
+function platformEnvOn(url: string): NodeJS.ProcessEnv {
+  return {
+    DATABASE_URL: url,
+    ENCRYPTION_KEY: `k1:${randomBytes(32).toString('base64')}`,
+    API_KEY_PEPPER: randomBytes(32).toString('base64'),
+    PORT: '0',
+    OPS_PORT: '0',
+    GRPC_PORT: '0',
+  };
+}
+
 describe('migrate command without a usable database', () => {
   it('refuses to run without DATABASE_URL, saying why, and touches no embedded database', async () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'migrate-'));
@@ -178,14 +190,7 @@ describeWith('postgres', 'migrate command', (postgresUrl) => {
     const platform = await startPlatform({
       target: 'all',
       logger: log.logger,
-      env: {
-        DATABASE_URL: database.url,
-        ENCRYPTION_KEY: `k1:${randomBytes(32).toString('base64')}`,
-        API_KEY_PEPPER: randomBytes(32).toString('base64'),
-        PORT: '0',
-        OPS_PORT: '0',
-        GRPC_PORT: '0',
-      },
+      env: platformEnvOn(database.url),
     });
     try {
       expect(log.lines.some((l) => l.msg === 'ready to serve')).toBe(true);
@@ -249,14 +254,7 @@ describeWith('postgres', 'migrate command beside a starting process', (postgresU
       const starting = startPlatform({
         target: 'all',
         logger: log.logger,
-        env: {
-          DATABASE_URL: database.url,
-          ENCRYPTION_KEY: `k1:${randomBytes(32).toString('base64')}`,
-          API_KEY_PEPPER: randomBytes(32).toString('base64'),
-          PORT: '0',
-          OPS_PORT: '0',
-          GRPC_PORT: '0',
-        },
+        env: platformEnvOn(database.url),
       });
       await expectEventually(async () => expect(await waiting()).toEqual(['mcp-platform', 'platform-migrate']), 60_000);
       await holder.query(`SELECT pg_advisory_unlock(hashtextextended('migrate:identity', 0))`);

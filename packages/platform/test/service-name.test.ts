@@ -1,7 +1,7 @@
 import { context, propagation, trace } from '@opentelemetry/api';
 import { startModules } from '@platform/runtime';
 import { memoryLogger } from '@platform/test';
-import { exportedServiceNames, startOtlpReceiver } from '../../runtime/test/telemetry/otlp-receiver';
+import { exportedServiceNames, otlpReceiverForFile } from '../../runtime/test/telemetry/otlp-receiver';
 import type { PlatformContext } from '../src/context';
 import { MODULES } from '../src/modules';
 import { parseTargets } from '../src/targets';
@@ -14,26 +14,13 @@ import { parseTargets } from '../src/targets';
  */
 const OTEL_KEYS = ['OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_PROTOCOL', 'OTEL_SERVICE_NAME', 'OTEL_RESOURCE_ATTRIBUTES'];
 
-let receiver: Awaited<ReturnType<typeof startOtlpReceiver>>;
-const saved: Record<string, string | undefined> = {};
-
-beforeAll(async () => {
-  receiver = await startOtlpReceiver();
-  for (const key of OTEL_KEYS) saved[key] = process.env[key];
-});
-afterAll(async () => {
-  for (const key of OTEL_KEYS) {
-    if (saved[key] === undefined) delete process.env[key];
-    else process.env[key] = saved[key];
-  }
-  await receiver.close();
-});
+const otlp = otlpReceiverForFile(OTEL_KEYS);
 
 /** The service name a process of `--target=<target>` exports a span under. */
 async function serviceNameOf(target: string): Promise<string[]> {
-  receiver.exports.splice(0);
+  otlp().exports.splice(0);
   for (const key of OTEL_KEYS) delete process.env[key];
-  Object.assign(process.env, { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' });
+  Object.assign(process.env, { OTEL_EXPORTER_OTLP_ENDPOINT: otlp().endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' });
   const { logger } = memoryLogger();
   const ctx = { targets: parseTargets(target).targets, logger } as unknown as PlatformContext;
   const modules = await startModules(MODULES, ['telemetry'], ctx, logger);
@@ -45,7 +32,7 @@ async function serviceNameOf(target: string): Promise<string[]> {
     propagation.disable();
     context.disable();
   }
-  return exportedServiceNames(receiver.exports);
+  return exportedServiceNames(otlp().exports);
 }
 
 it('names each target as the chart does, and the all-in-one process mcp-platform-all', async () => {

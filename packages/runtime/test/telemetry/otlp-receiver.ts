@@ -46,3 +46,27 @@ export function exportedServiceNames(exports: OtlpExport[]): string[] {
     .flatMap((entry) => entry.body.resourceSpans ?? [])
     .map((spans) => spans.resource?.attributes?.find((attribute) => attribute.key === 'service.name')?.value.stringValue ?? '');
 }
+
+export type OtlpReceiver = Awaited<ReturnType<typeof startOtlpReceiver>>;
+
+/**
+ * A receiver for one test file, pointed at by OTLP/HTTP JSON, its exports cleared before each test; the SDK reads
+ * process.env itself, so `keys` (what the file's cases set) are put back as they were after the file.
+ */
+export function otlpReceiverForFile(keys: readonly string[]): () => OtlpReceiver {
+  let receiver: OtlpReceiver | undefined;
+  const saved: Record<string, string | undefined> = {};
+  beforeAll(async () => {
+    receiver = await startOtlpReceiver();
+    for (const key of keys) saved[key] = process.env[key];
+  });
+  afterAll(async () => {
+    for (const key of keys) {
+      if (saved[key] === undefined) delete process.env[key];
+      else process.env[key] = saved[key];
+    }
+    await receiver?.close();
+  });
+  beforeEach(() => receiver!.exports.splice(0));
+  return () => receiver!;
+}

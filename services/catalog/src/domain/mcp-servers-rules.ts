@@ -67,7 +67,8 @@ export function validMcpServer(draft: McpServerDraft): McpServerDraft {
   const description = draft.description.trim();
   if (description.length > MAX_DESCRIPTION) problems.push({ field: 'description', problem: `must be at most ${MAX_DESCRIPTION} characters` });
   const url = draft.url.trim();
-  if (!url || url.length > MAX_URL) problems.push({ field: 'url', problem: `must be 1 to ${MAX_URL} characters` });
+  const urlProblem = mcpServerUrlProblem(url);
+  if (urlProblem) problems.push({ field: 'url', problem: urlProblem });
   if (!(TRANSPORTS as readonly string[]).includes(draft.transport)) problems.push({ field: 'transport', problem: `must be one of ${TRANSPORTS.join(', ')}` });
   const timeout = draft.timeoutSeconds;
   if (!Number.isInteger(timeout) || timeout < MIN_TIMEOUT_SECONDS || timeout > MAX_TIMEOUT_SECONDS) {
@@ -87,6 +88,20 @@ export function validMcpServer(draft: McpServerDraft): McpServerDraft {
   }
   if (problems.length > 0) throw AppError.invalid(`Invalid MCP server: ${problems.map((p) => p.field).join(', ')}`, problems);
   return { ...draft, name, description, url, authHeaderName: draft.authValue === null ? null : authHeaderName };
+}
+
+/**
+ * What is wrong with a server's URL before the address guard looks at it: its length, or credentials in it
+ * (`user:password@`). Those would be shown with the URL and kept in audit entries, and fetch refuses such a URL
+ * anyway; a credential goes in a header (authValue, or op 16's headers), which is sealed.
+ */
+export function mcpServerUrlProblem(url: string): string | undefined {
+  if (!url || url.length > MAX_URL) return `must be 1 to ${MAX_URL} characters`;
+  if (URL.canParse(url)) {
+    const parsed = new URL(url);
+    if (parsed.username || parsed.password) return 'must not carry credentials (user:password@): send them in a header instead';
+  }
+  return undefined;
 }
 
 /** What the API may show of a credential: its last 4 characters, when it is long enough to spare them. */

@@ -1,6 +1,6 @@
 import type { AdminUpdateMcpServerRequest } from '@platform/proto/gen/platform/catalog/v1/catalog';
 import { AppError, PLATFORM_TEAM_ID, type FieldError } from '@platform/runtime';
-import { HEADER_NAME, HEADER_VALUE_RULE, isHeaderValue, MAX_AUTH_VALUE, MAX_DESCRIPTION, MAX_HEADER_NAME, MAX_NAME, MAX_URL } from './mcp-servers-rules';
+import { HEADER_NAME, HEADER_VALUE_RULE, isHeaderValue, MAX_AUTH_VALUE, MAX_DESCRIPTION, MAX_HEADER_NAME, MAX_NAME, mcpServerUrlProblem } from './mcp-servers-rules';
 
 export const ACCESS_MODES = ['proxy', 'direct'] as const;
 export const VISIBILITIES = ['all', 'teams'] as const;
@@ -83,7 +83,8 @@ export function validAdminChange(request: AdminUpdateMcpServerRequest): AdminCha
   const description = request.description?.trim();
   if (description !== undefined && description.length > MAX_DESCRIPTION) problems.push({ field: 'description', problem: `must be at most ${MAX_DESCRIPTION} characters` });
   const url = request.url?.trim();
-  if (url !== undefined && (!url || url.length > MAX_URL)) problems.push({ field: 'url', problem: `must be 1 to ${MAX_URL} characters` });
+  const urlProblem = url === undefined ? undefined : mcpServerUrlProblem(url);
+  if (urlProblem) problems.push({ field: 'url', problem: urlProblem });
   if (request.accessMode !== undefined && !(ACCESS_MODES as readonly string[]).includes(request.accessMode)) {
     problems.push({ field: 'accessMode', problem: `must be one of ${ACCESS_MODES.join(', ')}` });
   }

@@ -416,6 +416,7 @@ describe('catalog write routes: bad input gets the documented error and changes 
     { name: 'url to a private network not allowed (422)', ...createServer({ ...valid(), url: 'https://10.0.0.1/mcp' }, 422, 'address_not_allowed') },
     { name: 'url plain http to a public address (422)', ...createServer({ ...valid(), url: 'http://1.1.1.1/mcp' }, 422, 'address_not_allowed') },
     { name: 'url with an ftp scheme (422)', ...createServer({ ...valid(), url: 'ftp://1.1.1.1/' }, 422, 'address_not_allowed') },
+    { name: 'url with credentials (user:password@)', ...createServer({ ...valid(), url: 'https://user:s3cret@1.1.1.1/mcp' }, ...bad400(['url'])) },
     { name: 'transport stdio', ...createServer({ ...valid(), transport: 'stdio' }, ...bad400(['transport'])) },
     { name: 'timeoutSeconds 0', ...createServer({ ...valid(), timeoutSeconds: 0 }, ...bad400(['timeoutSeconds'])) },
     { name: 'timeoutSeconds 301', ...createServer({ ...valid(), timeoutSeconds: 301 }, ...bad400(['timeoutSeconds'])) },
@@ -473,6 +474,7 @@ describe('catalog write routes: bad input gets the documented error and changes 
     { name: 'slug shaped like a UUID', ...changeServer({ slug: UUID_SLUG }, ...bad400(['slug'])) },
     { name: 'slug of another server of the team (409 conflict)', ...changeServer(undefined, 409, 'conflict'), bodyOf: (x) => ({ slug: x.twin.slug }) },
     { name: 'url empty', ...changeServer({ url: '' }, ...bad400(['url'])) },
+    { name: 'url with credentials (user:password@)', ...changeServer({ url: 'https://user:s3cret@1.1.1.1/mcp' }, ...bad400(['url'])) },
     { name: 'url to a private network not allowed (422)', ...changeServer({ url: 'https://10.0.0.1/mcp' }, 422, 'address_not_allowed') },
     { name: 'url to the metadata address with a valid name (422, name kept)', ...changeServer({ name: 'Renamed', url: 'https://169.254.169.254/' }, 422, 'address_not_allowed') },
     // A stored secret goes only to the origin it was given for (secret-origin.ts).
@@ -657,6 +659,7 @@ describe('catalog write routes: bad input gets the documented error and changes 
     { name: 'url of 2049 characters', ...op16(plat16, { url: `https://1.1.1.1/${long(2033)}` }, ...bad400(['url'])) },
     { name: 'url to the metadata address (422)', ...op16(plat16, { url: 'https://169.254.169.254/' }, 422, 'address_not_allowed') },
     { name: 'url plain http to a public address (422)', ...op16(plat16, { url: 'http://1.1.1.1/mcp' }, 422, 'address_not_allowed') },
+    { name: 'url with a user name (user@)', ...op16(plat16, { url: 'https://token@1.1.1.1/mcp' }, ...bad400(['url'])) },
     { name: 'a field op 16 does not take (slug)', ...op16(plat16, { slug: 'renamed' }, ...bad400(['slug'])) },
     { name: 'a malformed server id', ...op16(() => 'not-a-uuid', { name: 'x' }, ...bad400(['serverId'])), ifMatch: '"1"' },
     { name: 'an unknown server id (404)', ...op16(() => NIL_UUID, { name: 'x' }, 404, 'not_found'), ifMatch: '"1"' },

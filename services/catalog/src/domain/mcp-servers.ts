@@ -225,7 +225,8 @@ export async function deleteMcpServer(deps: CatalogDeps, request: DeleteMcpServe
     const row = await findTeamMcpServer(tx, teamId, serverId, true);
     if (!row) throw NOT_FOUND();
     const gatewayIds = await deleteMcpServerRow(tx, serverId);
-    await audit(tx, request.context, teamId, 'mcp_server.delete', row, { before: auditView(row) });
+    // The gateways it leaves change too; their entries would be one per gateway, so this one names them.
+    await audit(tx, request.context, teamId, 'mcp_server.delete', row, { before: auditView(row), metadata: { removedFromGateways: gatewayIds } });
     return gatewayIds;
   });
   // Those gateways alone (never every gateway, as refresh-exposure.ts explains); a server in none was served nowhere.

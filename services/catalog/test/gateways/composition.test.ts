@@ -260,6 +260,8 @@ describe('gateway composition', () => {
       expect((await owner.client.delete(`/v1/teams/${team}/mcp-servers/${doomed.id}`)).status).toBe(204);
       const read = await owner.client.get(`${gateways()}/${gateway.id}`);
       expect(read.body.data.servers.map((s: { serverId: string }) => s.serverId)).toEqual([other.id]);
+      // The deletion's entry names the gateways it left: their lists changed without an entry of their own.
+      expect((await auditEntry('mcp_server.delete', doomed.id)).metadata).toEqual({ removedFromGateways: [gateway.id] });
     });
   });
 });

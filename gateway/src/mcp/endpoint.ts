@@ -7,7 +7,6 @@ import { createGatewayTokenCheck, type McpPrincipal } from '../oauth/resource-se
 import { createDataPlane, DEFAULT_MCP_SETTINGS, type DataPlane } from './data-plane';
 import { McpHttpError, sendJson } from './http-errors';
 import { errorResponse, RPC } from './jsonrpc';
-import { checkPostMediaTypes } from './media-types';
 import { originCheck } from './origin';
 import { handlePost } from './post';
 import { handleDelete, handleGet, type AccessCheck } from './stream';
@@ -71,8 +70,6 @@ export function createMcpEndpoint(deps: EdgeDeps): McpEndpoint {
       res.writeHead(204, { allow: ALLOW }).end();
       return;
     }
-    // After the token check: a client without a token learns where to get one (401) whatever else it sent.
-    if (method === 'POST') checkPostMediaTypes(req);
     await handler(dataPlane(), req, res, principal, readAt, () => checkToken(slug, req.headers.authorization));
   }
 

@@ -4,7 +4,7 @@ import type { McpPrincipal } from '../oauth/resource-server';
 import type { DataPlane } from './data-plane';
 import { upstreamHeaders } from './data-plane';
 import type { ResolvedGateway } from './exposures';
-import { GatewayRpcError, RPC, type JsonRpcRequest } from './jsonrpc';
+import { GatewayRpcError, isObject, RPC, type JsonRpcRequest } from './jsonrpc';
 import { sealSession, type McpSession, type UpstreamSession } from './session';
 import { initializeUpstream } from './upstream-sessions';
 
@@ -13,8 +13,6 @@ const text = (value: unknown, max = 200): string => (typeof value === 'string' ?
 
 /** The largest client `capabilities` object (as JSON) a session takes; real clients send a few hundred characters. */
 export const MAX_CLIENT_CAPABILITIES_LENGTH = 4096;
-
-const isPlainObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 function invalidParams(problem: string): GatewayRpcError {
   return new GatewayRpcError(RPC.invalidParams, `Invalid params: ${problem}`, 'error', 'invalid_params');
@@ -28,9 +26,9 @@ function invalidParams(problem: string): GatewayRpcError {
 function initializeParams(request: JsonRpcRequest): { protocolVersion: string; capabilities: Record<string, unknown>; clientInfo: Record<string, unknown> } {
   const params = request.params ?? {};
   if (typeof params.protocolVersion !== 'string') throw invalidParams('params.protocolVersion must be a string');
-  if (!isPlainObject(params.capabilities)) throw invalidParams('params.capabilities must be an object');
+  if (!isObject(params.capabilities)) throw invalidParams('params.capabilities must be an object');
   const clientInfo = params.clientInfo;
-  if (!isPlainObject(clientInfo) || typeof clientInfo.name !== 'string' || typeof clientInfo.version !== 'string') {
+  if (!isObject(clientInfo) || typeof clientInfo.name !== 'string' || typeof clientInfo.version !== 'string') {
     throw invalidParams('params.clientInfo must be an object with a name and a version (strings)');
   }
   return { protocolVersion: text(params.protocolVersion, 40), capabilities: params.capabilities, clientInfo };

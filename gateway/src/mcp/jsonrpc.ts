@@ -53,7 +53,7 @@ export const RPC = {
   accessDenied: -32012,
 } as const;
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+export const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 /**
  * MCP: an id is a string or an integer. Integers past 2^53 - 1 are refused too: parsed, they are no longer the number
  * sent, so the answer would carry an id the client never used.

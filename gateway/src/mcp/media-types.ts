@@ -12,14 +12,16 @@ const SDK_ACCEPT = 'application/json, text/event-stream';
  * servers that insist on both: the gateway serves them, in the one type they take (answerTypesOf), and refuses only
  * an Accept that takes neither.
  */
-export function checkPostMediaTypes(req: IncomingMessage): void {
+export function checkPostMediaTypes(req: IncomingMessage): AnswerTypes {
   const contentType = req.headers['content-type'];
   if (contentType !== 'application/json' && mediaTypeOf(contentType) !== 'application/json') {
     throw new McpHttpError(415, RPC.invalidRequest, 'Unsupported Media Type: the body must be application/json');
   }
-  if (answerTypesOf(req.headers.accept) === undefined) {
+  const answers = answerTypesOf(req.headers.accept);
+  if (answers === undefined) {
     throw new McpHttpError(406, RPC.invalidRequest, 'Not Acceptable: the client must accept application/json or text/event-stream');
   }
+  return answers;
 }
 
 /**
@@ -29,7 +31,7 @@ export function checkPostMediaTypes(req: IncomingMessage): void {
 export type AnswerTypes = 'any' | 'json' | 'sse';
 
 /** The answer types an Accept header takes, undefined for neither; the SDK's header costs one comparison. */
-export function answerTypesOf(accept: string | undefined): AnswerTypes | undefined {
+function answerTypesOf(accept: string | undefined): AnswerTypes | undefined {
   if (accept === SDK_ACCEPT) return 'any';
   const json = accepts(accept, 'application', 'json');
   const sse = accepts(accept, 'text', 'event-stream');

@@ -23,7 +23,7 @@ import {
   type JsonRpcRequest,
   type JsonRpcResponse,
 } from './jsonrpc';
-import { answerTypesOf, type AnswerTypes } from './media-types';
+import { checkPostMediaTypes, type AnswerTypes } from './media-types';
 import { routeRequest, type Route } from './methods';
 import { parseRelayId } from './relay-ids';
 import { requireSession } from './session-check';
@@ -37,6 +37,8 @@ import { postToUpstream } from './upstream-client';
  */
 export async function handlePost(plane: DataPlane, req: IncomingMessage, res: ServerResponse, principal: McpPrincipal, readAt: number): Promise<void> {
   const started = process.hrtime.bigint();
+  // Before the body is read: a POST's media types (415, 406) and what its answer may be.
+  const answers = checkPostMediaTypes(req);
   const body = await readBody(req, plane.settings.maxMessageBytes);
   let message: unknown;
   try {
@@ -58,8 +60,6 @@ export async function handlePost(plane: DataPlane, req: IncomingMessage, res: Se
   let releaseRelays: (() => void) | undefined;
   try {
     releaseRelays = relays > 0 ? plane.perPerson.relays.claim(principal.personId, relays) : undefined;
-    // The Accept header passed checkPostMediaTypes (endpoint.ts), so it takes one type at least.
-    const answers = answerTypesOf(req.headers.accept) ?? 'any';
     await servePost(plane, req, res, principal, readAt, message, started, body, answers);
   } finally {
     releaseRequests?.();

@@ -85,6 +85,12 @@ function sealedHeaders(deps: CatalogDeps, serverId: string, headers: Record<stri
   return { headersSealed: Object.keys(headers).length === 0 ? null : deps.secrets.secretBox.encrypt(JSON.stringify(headers), serverId) };
 }
 
+/** The row as it would read with the merged fields: what the audit view compares before writing anything. */
+function withFields(row: McpServerRow, fields: Omit<AdminServerFields, 'headersSealed'>): McpServerRow {
+  const { name, description, url, accessMode, visibility, personal, enabled } = fields;
+  return { ...row, name, description, url, access_mode: accessMode, visibility, personal, enabled };
+}
+
 function mergedFields(current: McpServerRow, change: AdminChange): Omit<AdminServerFields, 'headersSealed'> {
   return {
     name: change.name ?? current.name,
@@ -102,7 +108,8 @@ function mergedFields(current: McpServerRow, change: AdminChange): Omit<AdminSer
  * proxy-only and visible to its team only (400 `team_mcp_visibility`); a new URL passes the address guard (422),
  * and takes no stored secret to another origin that the change does not give again (secret-origin.ts).
  * Headers replace all (and the single credential header); an empty map removes them. Audited
- * `mcp_server.admin_update` on the server's team with the names of the changed fields, never a header value.
+ * `mcp_server.admin_update` on the server's team with the names of the changed fields, never a header value; a
+ * change that alters nothing writes nothing.
  */
 export async function adminUpdateMcpServer(deps: CatalogDeps, request: AdminUpdateMcpServerRequest): Promise<McpServer> {
   if (!UUID.test(request.serverId)) throw NOT_FOUND();
@@ -121,17 +128,18 @@ export async function adminUpdateMcpServer(deps: CatalogDeps, request: AdminUpda
     assertAdminMoveKeepsSecretsHome(locked, change.url ?? locked.url, change.headers !== null);
     const teamServer = isTeamServer(locked.team_id);
     const visibleBefore = teamServer ? [locked.team_id] : (await visibleTeamIdsOf(tx, [serverId])).get(serverId) ?? [];
-    const row = await updateAdminServerRow(tx, serverId, String(request.expectedRevision), {
-      ...mergedFields(locked, change),
-      ...sealedHeaders(deps, serverId, change.headers),
-    });
-    if (!row) throw STALE();
     // A team's own server keeps an empty list: it is offered to its team by ownership.
     const visibleAfter = teamIds === null || teamServer ? visibleBefore : [...new Set(teamIds)].sort();
-    if (teamIds !== null && !teamServer) await replaceVisibleTeams(tx, serverId, visibleAfter);
+    const fields = mergedFields(locked, change);
     const before = auditView(locked, visibleBefore);
-    const after = auditView(row, visibleAfter);
+    // Headers given are always a change (never compared with the stored ones), unless `{}` removes none.
     const headersReplaced = change.headers !== null && (Object.keys(change.headers).length > 0 || before.hasHeaders === true);
+    // A change that alters nothing keeps the revision and writes no entry (docs/api.md, Revisions).
+    if (changedFields(before, auditView(withFields(locked, fields), visibleAfter), headersReplaced).length === 0) return { row: locked, altered: false };
+    const row = await updateAdminServerRow(tx, serverId, String(request.expectedRevision), { ...fields, ...sealedHeaders(deps, serverId, change.headers) });
+    if (!row) throw STALE();
+    if (teamIds !== null && !teamServer) await replaceVisibleTeams(tx, serverId, visibleAfter);
+    const after = auditView(row, visibleAfter);
     await writeAuditEvent(tx, SCHEMA, {
       ...auditContext(request.context),
       teamId: row.team_id,
@@ -141,11 +149,11 @@ export async function adminUpdateMcpServer(deps: CatalogDeps, request: AdminUpda
       after,
       metadata: { changed: changedFields(before, after, headersReplaced) },
     });
-    return row;
+    return { row, altered: true };
   });
   // What gateways expose may change (visibility, url, headers, enabled): edges drop what they resolved of the
   // gateways naming it (a team no longer offered it still names it until its gateway changes).
-  await announceServerExposureChange(deps, updated.id);
-  const [view] = await adminViews(deps, [updated]);
+  if (updated.altered) await announceServerExposureChange(deps, updated.row.id);
+  const [view] = await adminViews(deps, [updated.row]);
   return view!;
 }

@@ -1,6 +1,6 @@
 import type { Client } from 'pg';
 import { adminClient, databaseOf, eventually, newPerson, newTeam, startTestPlatform, unique, type ApiClient, type ApiResponse, type TestPerson, type TestPlatform } from '@platform/test';
-import { registerServer } from '../platform-servers/support';
+import { adminPath, registerServer } from '../platform-servers/support';
 import { outboxMarks, writtenSince } from './written';
 
 /**
@@ -28,9 +28,9 @@ describe('catalog updates that alter nothing', () => {
   });
 
   /** Sends the PATCH and answers it with what it wrote synchronously (outbox rows, identity audit rows). */
-  async function patchWriting(path: string, body: unknown, revision: number): Promise<{ response: ApiResponse; written: string[] }> {
+  async function patchWriting(path: string, body: unknown, revision: number, as: ApiClient = owner.client): Promise<{ response: ApiResponse; written: string[] }> {
     const marks = await outboxMarks(db);
-    const response = await owner.client.patch(path, body, { 'if-match': `"${revision}"` });
+    const response = await as.patch(path, body, { 'if-match': `"${revision}"` });
     return { response, written: await writtenSince(db, marks, response.headers.get('x-request-id') ?? '') };
   }
 
@@ -39,7 +39,7 @@ describe('catalog updates that alter nothing', () => {
 
   const auditOf = (action: string, targetId: string) =>
     eventually(
-      async () => ((await owner.client.get(`/v1/teams/${team}/audit?action=${action}&targetId=${targetId}`)).body.data ?? []) as { before: unknown; after: unknown }[],
+      async () => ((await owner.client.get(`/v1/teams/${team}/audit?action=${action}&targetId=${targetId}`)).body.data ?? []) as { before: unknown; after: unknown; metadata?: unknown }[],
       (items) => items.length >= 1,
     );
 
@@ -63,6 +63,27 @@ describe('catalog updates that alter nothing', () => {
     const [entry] = entries;
     expect(JSON.stringify(entry)).not.toContain('a-long-upstream-secret-0001');
     expect(entry).toMatchObject({ before: { hasAuth: false }, after: { hasAuth: true, authValueChanged: true } });
+  });
+
+  it('op 16: empty PATCH, the same values and teams, and removing headers a server does not have write nothing', async () => {
+    const server = await registerServer(owner.client, team, { name: 'Admin same', description: 'Kept' });
+    const path = adminPath(server.id);
+    const url = (await admin.get(path)).body.data.url as string;
+    for (const body of [{}, { name: 'Admin same', description: 'Kept', url, enabled: true }, { headers: {} }, { teams: [team], accessMode: 'proxy', personal: false }]) {
+      const { response, written } = await patchWriting(path, body, 1, admin);
+      expect([JSON.stringify(body), response.status, response.body.data?.revision, response.headers.get('etag')]).toEqual([JSON.stringify(body), 200, 1, '"1"']);
+      expect([JSON.stringify(body), written]).toEqual([JSON.stringify(body), []]);
+    }
+    expect((await patchWriting(path, {}, 2, admin)).response.status).toBe(412);
+
+    // Headers given are always a change; audited once, naming just that.
+    const { response, written } = await patchWriting(path, { headers: { 'x-api-key': 'an-admin-upstream-secret-0001' } }, 1, admin);
+    expect(response.body.data).toMatchObject({ revision: 2, hasHeaders: true });
+    expect(besidesStoredEntry(written, 'mcp_server.admin_update')).toEqual(['catalog outbox audit.v1 mcp_server.admin_update']);
+    const entries = await auditOf('mcp_server.admin_update', server.id);
+    expect(entries).toHaveLength(1);
+    expect(entries[0]!.metadata).toEqual({ changed: ['headers'] });
+    expect(JSON.stringify(entries)).not.toContain('an-admin-upstream-secret-0001');
   });
 
   it('a gateway: empty PATCH, the same values and the same server list write nothing', async () => {

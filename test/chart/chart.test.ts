@@ -76,7 +76,11 @@ interface Manifest {
 const helmFound = spawnSync('helm', ['version', '--short'], { encoding: 'utf8' }).status === 0;
 
 function render(...args: string[]): Manifest[] {
-  const out = execFileSync('helm', ['template', 'platform', CHART, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  return renderRelease('platform', ...args);
+}
+
+function renderRelease(release: string, ...args: string[]): Manifest[] {
+  const out = execFileSync('helm', ['template', release, CHART, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   return parseAllDocuments(out)
     .map((doc) => doc.toJS() as Manifest | null)
     .filter((doc): doc is Manifest => doc !== null);
@@ -353,12 +357,50 @@ const RELEASE = { 'app.kubernetes.io/name': 'platform', 'app.kubernetes.io/insta
       expect(renderError(...KEYS, '--set', `config.KAFKA_SASL_PASSWORD=${password}`)).toContain('config.KAFKA_SASL_PASSWORD would land in the ConfigMap');
     });
 
+    it("rolls the pods when a secret value changes, by a digest keyed by the release's own keys (not of the values alone)", () => {
+      const checksums = (...args: string[]) =>
+        new Set(
+          render(...args)
+            .filter((doc) => doc.kind === 'Deployment')
+            .map((doc) => (doc.spec!.template as unknown as { metadata: { annotations: Record<string, string> } }).metadata.annotations['checksum/secret']),
+        );
+      const database = ['--set', 'secrets.DATABASE_URL=postgres://platform:weak-password@db:5432/platform'];
+      const [first] = checksums(...KEYS, ...database);
+      expect(checksums(...KEYS, ...database)).toEqual(new Set([first]));
+      expect(first).toMatch(/^[0-9a-f]{64}$/);
+      expect(checksums(...KEYS, '--set', 'secrets.DATABASE_URL=postgres://platform:other-password@db:5432/platform')).not.toContain(first);
+      // The same guessable values with another ENCRYPTION_KEY give another digest: a guess cannot be checked without it.
+      const otherKey = ['--set', 'secrets.ENCRYPTION_KEY=k1:ZmVkY2JhOTg3NjU0MzIxMGZlZGNiYTk4NzY1NDMyMTA=', '--set', `secrets.API_KEY_PEPPER=${KEYS[3]!.split('=').slice(1).join('=')}`];
+      expect(checksums(...otherKey, ...database)).not.toContain(first);
+      // Keys the values do not hold (generated here; the live Secret's under helm upgrade) enter it too: the values
+      // alone, all guessable, never give the digest.
+      expect(checksums(...GENERATE, ...database)).not.toEqual(checksums(...GENERATE, ...database));
+    });
+
     it('sets PLATFORM_VERSION from the image tag, the chart appVersion by default', () => {
       expect(env(container(render(...KEYS), 'platform-identity'), 'PLATFORM_VERSION')).toBe('0.1.0');
       expect(env(container(render(...KEYS, '--set', 'image.tag=1.2.3'), 'platform-gateway'), 'PLATFORM_VERSION')).toBe('1.2.3');
       const own = render(...KEYS, '--set', 'config.PLATFORM_VERSION=custom');
       expect(env(container(own, 'platform-gateway'), 'PLATFORM_VERSION')).toBeUndefined();
       expect(find(own, 'ConfigMap', 'platform-config').data!.PLATFORM_VERSION).toBe('custom');
+    });
+
+    it('keeps releases sharing a Redis or a Kafka apart: key and topic prefixes of the namespace and release, unless config names them', () => {
+      const config = (release: string, ...args: string[]) => renderRelease(release, ...KEYS, ...args).find((doc) => doc.kind === 'ConfigMap')!.data!;
+      const prefixes = (data: Record<string, string>) => [data.REDIS_KEY_PREFIX, data.KAFKA_TOPIC_PREFIX];
+      expect(prefixes(config('platform'))).toEqual(['default.platform:', 'default.platform.']);
+      expect(prefixes(config('tools', '--namespace', 'team-a'))).toEqual(['team-a.tools:', 'team-a.tools.']);
+      expect(prefixes(config('platform', '--namespace', 'team-a', ...ALL_IN_ONE))).toEqual(['team-a.platform:', 'team-a.platform.']);
+      // Named (empty too: one installation alone on its Redis and Kafka), they are used as given, once.
+      expect(prefixes(config('platform', '--set', 'config.REDIS_KEY_PREFIX=shared:', '--set', 'config.KAFKA_TOPIC_PREFIX='))).toEqual(['shared:', '']);
+    });
+
+    it('re-owns a volume only when its root is not the pods\' group already (fsGroupChangePolicy OnRootMismatch)', () => {
+      for (const docs of [render(...KEYS), render(...KEYS, ...ALL_IN_ONE)]) {
+        const pods = docs.filter((doc) => doc.kind === 'Deployment').map((doc) => (doc.spec!.template!.spec as unknown as { securityContext: Record<string, unknown> }).securityContext);
+        expect(pods.length).toBeGreaterThan(0);
+        for (const context of pods) expect(context).toMatchObject({ fsGroup: 10001, fsGroupChangePolicy: 'OnRootMismatch' });
+      }
     });
 
     it('leaves tracing to the OTEL variables: no OTEL_SDK_DISABLED by default', () => {

@@ -105,7 +105,9 @@ app.kubernetes.io/component: {{ .component }}
 {{- define "platform.configChecksums" -}}
 checksum/config: {{ include (print .Template.BasePath "/configmap.yaml") . | sha256sum }}
 {{- if not .Values.secrets.existingSecret }}
-checksum/secret: {{ omit .Values.secrets "existingSecret" | toJson | sha256sum }}
+{{- /* The rendered Secret, whose data includes ENCRYPTION_KEY: a digest of the values alone could be matched offline
+       against guesses of a weak password by anyone who may read a Deployment. */}}
+checksum/secret: {{ include (print .Template.BasePath "/secret.yaml") . | sha256sum }}
 {{- end }}
 {{- end -}}
 

@@ -18,6 +18,8 @@ export interface McpUpstream {
   url: string;
   /** Headers of every request received, in order (lower-case names). */
   requests: { method: string; headers: Record<string, string | undefined> }[];
+  /** Every JSON-RPC message (or batch) POSTed to it, in order, as parsed. */
+  messages: unknown[];
   /**
    * Every GET (a session's stream of server-initiated messages) received, in order: its session id, the status it was
    * answered with (the SDK answers 409 to a second one of a session), and whether its connection is still open.
@@ -121,9 +123,14 @@ function buildServer(name: string, echoDescription: () => string, onCancelled: (
   });
   server.registerTool(
     'ask',
-    { description: 'Asks the user a question (elicitation)', inputSchema: { question: z.string(), standalone: z.boolean().optional() } },
-    async ({ question, standalone }, extra) => {
-    const params = { message: question, requestedSchema: { type: 'object' as const, properties: { answer: { type: 'string' as const } }, required: ['answer'] } };
+    // With `progressToken`, the question asks the client for progress under that token.
+    { description: 'Asks the user a question (elicitation)', inputSchema: { question: z.string(), standalone: z.boolean().optional(), progressToken: z.string().optional() } },
+    async ({ question, standalone, progressToken }, extra) => {
+    const params = {
+      message: question,
+      requestedSchema: { type: 'object' as const, properties: { answer: { type: 'string' as const } }, required: ['answer'] },
+      ...(progressToken !== undefined ? { _meta: { progressToken } } : {}),
+    };
     // On the call's own stream (related to the request), or on the session's GET stream (standalone).
     const answer = standalone
       ? await server.server.elicitInput(params)
@@ -197,6 +204,7 @@ export async function startMcpUpstream(options: McpUpstreamOptions): Promise<Mcp
   let echoDescription = `Echoes text back (${options.name})`;
   const upstream: Omit<McpUpstream, 'url' | 'close'> = {
     requests: [],
+    messages: [],
     gets: [],
     sessionsOpened: 0,
     sessionsEnded: 0,
@@ -229,6 +237,7 @@ export async function startMcpUpstream(options: McpUpstreamOptions): Promise<Mcp
         response.once('close', () => (get.open = false));
       }
       const body = request.method === 'POST' ? await bodyOf(request) : undefined;
+      if (body !== undefined) upstream.messages.push(body);
       const call = body as { method?: string; params?: { name?: string } } | undefined;
       if (call?.method === 'tools/call' && call.params?.name === 'garbage') {
         response.writeHead(200, { 'content-type': 'application/json' }).end('{"jsonrpc": "2.0", "result": {oops');

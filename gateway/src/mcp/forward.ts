@@ -13,7 +13,7 @@ import {
   type JsonRpcRequest,
   type JsonRpcResponse,
 } from './jsonrpc';
-import { relayIdOf } from './relay-ids';
+import { questionForClient, relayIdOf } from './relay-ids';
 import { pauseUnlessStopped, StopSwitch, type ExchangeStop } from './stop-switch';
 import { postToUpstream, resumeUpstreamStream, type UpstreamAnswer, type UpstreamEndpoint } from './upstream-client';
 import type { UpstreamStream } from './upstream-items';
@@ -30,12 +30,13 @@ const MIN_RESUME_WAIT_MS = 100;
 const LIST_CHANGED = new Set(['notifications/tools/list_changed', 'notifications/prompts/list_changed', 'notifications/resources/list_changed']);
 
 /**
- * What an upstream sends the client besides answers, made fit for the client: its own requests get relay ids (the
- * client's answer finds its way back through any replica), and cancellations of them name those ids. A list change
- * also makes the catalog re-discover the server, since only approved definitions are exposed.
+ * What an upstream sends the client besides answers, made fit for the client: its own requests get relay ids and relay
+ * progress tokens (the client's answer and progress find their way back through any replica), and cancellations of
+ * them name those ids. A list change also makes the catalog re-discover the server, since only approved definitions
+ * are exposed.
  */
 export function toClient(ctx: CallContext, server: RuntimeServer, message: JsonRpcMessage): JsonRpcMessage | null {
-  if (isRequest(message)) return { ...message, id: relayIdOf(server.id, message.id) };
+  if (isRequest(message)) return questionForClient(server.id, message);
   if (isNotification(message)) {
     if (LIST_CHANGED.has(message.method)) ctx.plane.refreshSoon(server);
     if (message.method === 'notifications/cancelled' && message.params && (typeof message.params.requestId === 'string' || typeof message.params.requestId === 'number')) {

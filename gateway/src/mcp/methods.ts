@@ -42,18 +42,30 @@ function toolCall(request: JsonRpcRequest, upstreamName: string): JsonRpcRequest
   return { ...request, params: { ...params, name: upstreamName } };
 }
 
+/**
+ * A list, answered in one page: the gateway hands out no `nextCursor`, so a `cursor` (of any value) is one it never
+ * issued, and MCP (pagination) has an invalid cursor answered with -32602. Ignored, it made a client asking for a
+ * next page get the first one again.
+ */
+function wholeList(request: JsonRpcRequest, result: Record<string, unknown>): Route {
+  if (request.params?.cursor !== undefined) {
+    throw new GatewayRpcError(RPC.invalidParams, `Invalid cursor: this gateway answers ${request.method} in one page and hands out no cursor; send it without params.cursor`, 'error', 'invalid_params');
+  }
+  return { kind: 'local', result, exposedName: '' };
+}
+
 export function routeRequest(exposure: GatewayExposure, request: JsonRpcRequest): Route {
   switch (request.method) {
     case 'ping':
       return { kind: 'local', result: {}, exposedName: '' };
     case 'tools/list':
-      return { kind: 'local', result: { tools: exposure.lists.tools }, exposedName: '' };
+      return wholeList(request, { tools: exposure.lists.tools });
     case 'prompts/list':
-      return { kind: 'local', result: { prompts: exposure.lists.prompts }, exposedName: '' };
+      return wholeList(request, { prompts: exposure.lists.prompts });
     case 'resources/list':
-      return { kind: 'local', result: { resources: exposure.lists.resources }, exposedName: '' };
+      return wholeList(request, { resources: exposure.lists.resources });
     case 'resources/templates/list':
-      return { kind: 'local', result: { resourceTemplates: exposure.lists.resourceTemplates }, exposedName: '' };
+      return wholeList(request, { resourceTemplates: exposure.lists.resourceTemplates });
     case 'tools/call': {
       const name = stringParam(request, 'name');
       const tool = exposure.tools.get(name);

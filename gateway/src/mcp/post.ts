@@ -25,7 +25,7 @@ import {
 } from './jsonrpc';
 import { checkPostMediaTypes, type AnswerTypes } from './media-types';
 import { routeRequest, type Route } from './methods';
-import { parseRelayId } from './relay-ids';
+import { parseProgressToken, parseRelayId } from './relay-ids';
 import { requireSession } from './session-check';
 import type { McpSession } from './session';
 import { postToUpstream } from './upstream-client';
@@ -78,6 +78,8 @@ function countOf(message: unknown, kind: (message: unknown) => boolean): number 
 function isRelayedUpstream(message: unknown): boolean {
   if (isResponse(message)) return true;
   if (!isNotification(message) || message.method === 'notifications/initialized') return false;
+  // Progress goes to the upstream its token names; with a token the gateway never handed out, nowhere.
+  if (message.method === 'notifications/progress') return parseProgressToken(message.params?.progressToken) !== null;
   if (message.method !== 'notifications/cancelled') return true;
   // Cancelling a question an upstream asked goes to that upstream; cancelling the client's own request stays here.
   const requestId = message.params?.requestId;
@@ -263,9 +265,9 @@ async function broadcastRequest(ctx: CallContext, request: JsonRpcRequest): Prom
 }
 
 /**
- * Client notifications: a cancellation goes to the exchange it names (on whichever replica holds it); the
- * initialized notification was already sent upstream at `initialize`; anything else (roots changed, progress of a
- * relayed question) goes to every upstream of the session.
+ * Client notifications: a cancellation goes to the exchange it names (on whichever replica holds it); progress of a
+ * relayed question to the upstream that asked it, under its own token; the initialized notification was already sent
+ * upstream at `initialize`; anything else (roots changed) goes to every upstream of the session.
  */
 async function relayNotification(ctx: CallContext, notification: JsonRpcNotification): Promise<void> {
   if (notification.method === 'notifications/initialized') return;
@@ -279,6 +281,16 @@ async function relayNotification(ctx: CallContext, notification: JsonRpcNotifica
     }
     const reason = notification.params?.reason;
     await ctx.plane.inFlight.cancel(ctx.sessionKey, requestId, typeof reason === 'string' ? reason : undefined);
+    return;
+  }
+  if (notification.method === 'notifications/progress') {
+    // The client reports progress only on questions the gateway relayed, each under a token naming its upstream.
+    const relayed = parseProgressToken(notification.params?.progressToken);
+    if (!relayed) {
+      ctx.plane.deps.logger.debug('dropped a client progress notification whose token the gateway never handed out');
+      return;
+    }
+    await sendToServer(ctx, relayed.serverId, { ...notification, params: { ...notification.params, progressToken: relayed.upstreamToken } });
     return;
   }
   await Promise.allSettled(ctx.resolved.exposure.runtime.servers.map((server) => sendToServer(ctx, server.id, notification)));

@@ -141,6 +141,9 @@ describe('MCP data plane: caps per person', () => {
     // Cancelling its own request is what frees a client's places: never refused.
     const cancelled = await postMcp(platform, cyd, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 7 } }, session, '2025-06-18');
     expect(cancelled.status).toBe(202);
+    // Nor is progress under a token the gateway never handed out: it goes nowhere.
+    const progress = await postMcp(platform, cyd, { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 'foreign', progress: 1 } }, session, '2025-06-18');
+    expect(progress.status).toBe(202);
     expect(stalling.held).toHaveLength(2);
 
     stalling.release();

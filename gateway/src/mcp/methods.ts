@@ -43,12 +43,12 @@ function toolCall(request: JsonRpcRequest, upstreamName: string): JsonRpcRequest
 }
 
 /**
- * A list, answered in one page: the gateway hands out no `nextCursor`, so a `cursor` (of any value) is one it never
- * issued, and MCP (pagination) has an invalid cursor answered with -32602. Ignored, it made a client asking for a
- * next page get the first one again.
+ * A list, answered in one page: the gateway hands out no `nextCursor`, so a `cursor` is one it never issued, and MCP
+ * (pagination) has an invalid cursor answered with -32602. Ignored, it made a client asking for a next page get the
+ * first one again. A null cursor is how some clients serialise a first page's absent one.
  */
 function wholeList(request: JsonRpcRequest, result: Record<string, unknown>): Route {
-  if (request.params?.cursor !== undefined) {
+  if (request.params?.cursor !== undefined && request.params.cursor !== null) {
     throw new GatewayRpcError(RPC.invalidParams, `Invalid cursor: this gateway answers ${request.method} in one page and hands out no cursor; send it without params.cursor`, 'error', 'invalid_params');
   }
   return { kind: 'local', result, exposedName: '' };

@@ -37,9 +37,9 @@ describe('SERVER span per request', () => {
     expect(span.attributes['http.route']).toBe('/v1/teams/{team}/things/{thingId}');
     expect(span.attributes['http.response.status_code']).toBe(200);
 
-    // The access log line is written inside the span, so it carries the trace id.
+    // The access log line is written inside the span, so it carries the trace context (OTel's JSON log field names).
     const line = await accessLogFor(edge, 'traced-request-1');
-    expect(line.traceId).toBe(traceId);
+    expect(line).toMatchObject({ trace_id: traceId, span_id: span.spanContext().spanId, trace_flags: '01' });
   });
 
   it('starts a new trace without traceparent and marks server errors', async () => {

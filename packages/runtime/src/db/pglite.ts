@@ -57,10 +57,12 @@ export function createPgliteDatabase(options: PgliteDatabaseOptions): Database {
   // Several statements in one text (migrations) need the simple protocol, which PGlite calls `exec`.
   // A failed statement's error loses the parameters PGlite attaches to it before anyone can log it.
   async function run<Row>(sql: string, params?: readonly unknown[]): Promise<QueryResult<Row>> {
-    return tracedQuery(sql, async () => {
+    const parameterised = params !== undefined && params.length > 0;
+    // In-process: no server address or port to name, and its database name is PGlite's own, not configured.
+    return tracedQuery({}, sql, parameterised, async () => {
       const pg = await opening;
       try {
-        if (params && params.length > 0) return normalise(await pg.query<Row>(sql, [...params]));
+        if (parameterised) return normalise(await pg.query<Row>(sql, [...params]));
         const results = await pg.exec(sql);
         const last = results[results.length - 1];
         return last ? normalise(last as Results<Row>) : { rows: [], rowCount: 0 };

@@ -1,3 +1,4 @@
+import type { Attributes } from '@opentelemetry/api';
 import { Client, Pool, types as pgTypes, type PoolClient, type PoolConfig, type QueryResult as PgQueryResult } from 'pg';
 import type { Logger } from '../logging/logger';
 import type { Database, Queryable, QueryOptions, QueryResult, Transaction } from './port';
@@ -32,9 +33,15 @@ type PgRunner = Pick<PoolClient, 'query'>;
  * Runs a statement; several statements in one text (migrations) return the last one's result. A failed
  * statement's error loses the row values PostgreSQL reports in it (withoutBoundValues) before anyone can log it.
  */
-async function runQuery<Row>(runner: PgRunner, sql: string, params?: readonly unknown[], options?: QueryOptions): Promise<QueryResult<Row>> {
-  return tracedQuery(sql, async () => {
-    const values = params && params.length > 0 ? [...params] : undefined;
+async function runQuery<Row>(
+  runner: PgRunner,
+  spanAttributes: Attributes,
+  sql: string,
+  params?: readonly unknown[],
+  options?: QueryOptions,
+): Promise<QueryResult<Row>> {
+  const values = params && params.length > 0 ? [...params] : undefined;
+  return tracedQuery(spanAttributes, sql, values !== undefined, async () => {
     let raw: PgQueryResult | PgQueryResult[];
     try {
       raw = (options?.prepared ? await runner.query({ name: options.prepared, text: sql, values }) : await runner.query(sql, values)) as
@@ -48,12 +55,23 @@ async function runQuery<Row>(runner: PgRunner, sql: string, params?: readonly un
   });
 }
 
+/**
+ * Where the statements run, for their spans (OTel PostgreSQL conventions): host, port and database as pg resolves
+ * the configuration (URL, PG* variables, defaults), read from a client that never connects; never user or password.
+ * `db.namespace` is the database alone: no connection sets a schema (every table name is schema-qualified).
+ */
+function connectionSpanAttributes(connection: PoolConfig): Attributes {
+  const resolved = new Client(connection);
+  return { 'server.address': resolved.host, 'server.port': resolved.port, ...(resolved.database ? { 'db.namespace': resolved.database } : {}) };
+}
+
 export function createPostgresDatabase(options: PostgresDatabaseOptions): Database {
   const connection: PoolConfig = {
     connectionString: options.url,
     application_name: options.applicationName ?? 'mcp-platform',
     types: typeParsers,
   };
+  const spanAttributes = connectionSpanAttributes(connection);
   const pool = new Pool({ ...connection, max: options.poolMax, idleTimeoutMillis: 30_000 });
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on('error', (error) => options.logger.warn({ err: { name: error.name, message: error.message } }, 'idle postgres client failed'));
@@ -62,7 +80,7 @@ export function createPostgresDatabase(options: PostgresDatabaseOptions): Databa
     kind: 'postgres',
 
     query<Row = Record<string, unknown>>(sql: string, params?: readonly unknown[], options?: QueryOptions) {
-      return runQuery<Row>(pool, sql, params, options);
+      return runQuery<Row>(pool, spanAttributes, sql, params, options);
     },
 
     async transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
@@ -71,10 +89,10 @@ export function createPostgresDatabase(options: PostgresDatabaseOptions): Databa
       // Set when the connection may be left mid-transaction or dead: the pool then drops it.
       let broken: Error | undefined;
       try {
-        await runQuery(client, 'BEGIN');
+        await runQuery(client, spanAttributes, 'BEGIN');
         const tx: Transaction = {
           query: <Row = Record<string, unknown>>(sql: string, params?: readonly unknown[], options?: QueryOptions) =>
-            runQuery<Row>(client, sql, params, options),
+            runQuery<Row>(client, spanAttributes, sql, params, options),
           afterCommit: (callback) => void callbacks.push(callback),
         };
         let result: T;
@@ -82,14 +100,14 @@ export function createPostgresDatabase(options: PostgresDatabaseOptions): Databa
           result = await fn(tx);
         } catch (error) {
           try {
-            await runQuery(client, 'ROLLBACK');
+            await runQuery(client, spanAttributes, 'ROLLBACK');
           } catch (rollbackError) {
             broken = rollbackError as Error;
           }
           throw error;
         }
         try {
-          await runQuery(client, 'COMMIT');
+          await runQuery(client, spanAttributes, 'COMMIT');
         } catch (error) {
           if (isConnectionError(error)) broken = error as Error;
           throw error;
@@ -108,11 +126,11 @@ export function createPostgresDatabase(options: PostgresDatabaseOptions): Databa
       client.on('error', (error) => options.logger.warn({ err: { name: error.name, message: error.message } }, 'advisory lock connection failed'));
       await client.connect();
       try {
-        await runQuery(client, 'SELECT pg_advisory_lock(hashtextextended($1, 0))', [key]);
+        await runQuery(client, spanAttributes, 'SELECT pg_advisory_lock(hashtextextended($1, 0))', [key]);
         try {
-          return await fn({ query: (sql, params) => runQuery(client, sql, params) });
+          return await fn({ query: (sql, params) => runQuery(client, spanAttributes, sql, params) });
         } finally {
-          await runQuery(client, 'SELECT pg_advisory_unlock(hashtextextended($1, 0))', [key]);
+          await runQuery(client, spanAttributes, 'SELECT pg_advisory_unlock(hashtextextended($1, 0))', [key]);
         }
       } finally {
         await client.end();
@@ -120,7 +138,7 @@ export function createPostgresDatabase(options: PostgresDatabaseOptions): Databa
     },
 
     async ping() {
-      await runQuery(pool, 'SELECT 1');
+      await runQuery(pool, spanAttributes, 'SELECT 1');
     },
 
     async close() {

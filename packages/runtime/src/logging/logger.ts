@@ -60,6 +60,11 @@ function redactionPaths(key: string): string[] {
   return key.includes('.') || key.includes('[') ? [key] : [key, `*.${key}`, `*.*.${key}`];
 }
 
+/** Trace flags as W3C trace context writes them: two lowercase hex digits (`01` sampled, `00` not). */
+function w3cTraceFlags(flags: number): string {
+  return (flags & 0xff).toString(16).padStart(2, '0');
+}
+
 export function createLogger(options: { level?: string; name?: string; destination?: DestinationStream } = {}): Logger {
   return pino(
     {
@@ -73,9 +78,12 @@ export function createLogger(options: { level?: string; name?: string; destinati
         const store = logContext.getStore();
         if (store?.requestId) fields.requestId = store.requestId;
         const span = trace.getActiveSpan()?.spanContext();
-        if (span && span.traceId !== '00000000000000000000000000000000') {
-          fields.traceId = span.traceId;
-          fields.spanId = span.spanId;
+        if (span && trace.isSpanContextValid(span)) {
+          // OTel's names for trace context in a non-OTLP log ("Trace Context in non-OTLP Log Formats"): the fields
+          // log pipelines (the collector's json parser, Grafana, Datadog) look for to lead from a line to its trace.
+          fields.trace_id = span.traceId;
+          fields.span_id = span.spanId;
+          fields.trace_flags = w3cTraceFlags(span.traceFlags);
         }
         return fields;
       },

@@ -73,6 +73,6 @@ it("marks a handler's failure on both sides without recording what it said", asy
     expect(recorded).not.toContain('hunter2');
     // The operators' detail is in the log, on a line that leads to the trace.
     const line = log.lines.find((entry) => entry.msg === 'gRPC handler failed')!;
-    expect(line).toMatchObject({ traceId: server.spanContext().traceId, spanId: server.spanContext().spanId });
+    expect(line).toMatchObject({ trace_id: server.spanContext().traceId, span_id: server.spanContext().spanId });
   });
 });

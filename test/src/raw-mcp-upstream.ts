@@ -60,3 +60,50 @@ export async function startRawUpstream(handle: (message: RawMessage, res: Server
       }),
   };
 }
+
+/**
+ * An upstream on MCP's legacy HTTP+SSE transport (protocol 2024-11-05) over raw node:http: a GET opens the stream,
+ * whose first event names `/messages` as the message endpoint; each POSTed message is answered 202 and, when it is a
+ * request, on the stream (`initialize`, `tools/list` with one tool, `ping`, and `pong` as every other result). `take`
+ * sees every request first and may answer it itself, returning true (a redirect, a body that never ends); a POST it
+ * answered with a 2xx still gets its message's answer on the stream. Listens on 127.0.0.1; `close` ends everything.
+ */
+export async function startRawLegacyUpstream(take: (message: RawMessage, res: ServerResponse, req: IncomingMessage) => boolean = () => false): Promise<RawUpstream> {
+  const streams = new Set<ServerResponse>();
+  const resultOf = (method: string): unknown => {
+    if (method === 'initialize') return { ...initializeResult(), protocolVersion: '2024-11-05' };
+    if (method === 'tools/list') return { tools: [{ name: 'ping', description: 'Answers pong', inputSchema: { type: 'object' } }] };
+    if (method === 'ping') return {};
+    return { content: [{ type: 'text', text: 'pong' }] };
+  };
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const message = chunks.length ? (JSON.parse(Buffer.concat(chunks).toString('utf8')) as RawMessage) : undefined;
+      const taken = take(message, res, req);
+      if (req.method === 'GET') {
+        if (taken) return;
+        streams.add(res);
+        res.on('close', () => streams.delete(res));
+        res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+        res.write('event: endpoint\ndata: /messages\n\n');
+        return;
+      }
+      if (!taken) res.writeHead(202).end('Accepted');
+      if (!message || message.id === undefined || res.statusCode >= 300) return;
+      const event = `event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: message.id, result: resultOf(message.method) })}\n\n`;
+      for (const stream of streams) stream.write(event);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/sse`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

@@ -2,9 +2,9 @@ import type { Dispatcher } from 'undici';
 import type { RuntimeServer } from '@platform/proto/gen/platform/catalog/v1/catalog';
 import { GatewayRpcError, isNotification, isRequest, isResponse, RPC, type JsonRpcId, type JsonRpcMessage, type JsonRpcRequest } from './jsonrpc';
 import { isMessageEvent } from './sse-decoder';
-import { ACCEPT_BOTH, exchange, sseEvents, type UpstreamAnswer, type UpstreamEndpoint } from './upstream-client';
+import { ACCEPT_BOTH, dropBody, exchange, sseEvents, type UpstreamAnswer, type UpstreamEndpoint } from './upstream-client';
 import { httpError, upstreamFailure } from './upstream-errors';
-import { streamItemOf, type UpstreamStreamItem } from './upstream-items';
+import { heldBytesOf, streamItemOf, type UpstreamStreamItem } from './upstream-items';
 import type { ClientDescription } from './upstream-sessions';
 
 /**
@@ -27,13 +27,6 @@ const idKey = (id: JsonRpcId | null) => JSON.stringify(id);
 function protocolError(slug: string, what: string): GatewayRpcError {
   return new GatewayRpcError(RPC.upstreamProtocolError, `Upstream server '${slug}' ${what}`, 'error', 'protocol_error');
 }
-
-/**
- * What an item weighs in a backlog, as the memory it holds: its text (V8 keeps a string in one or two bytes per UTF-16
- * unit) and the message parsed from it (about as large), so twice the text's length, and a little for the item itself
- * so that empty ones count too. An estimate that needs no pass over the text.
- */
-const itemBytes = (item: UpstreamStreamItem) => 64 + 2 * ('message' in item ? (item.text?.length ?? 0) : item.malformed.length);
 
 /**
  * What a connection's inboxes hold that their readers have not taken yet. The connection's one stream carries every
@@ -80,13 +73,13 @@ class Inbox {
 
   push(item: UpstreamStreamItem): void {
     this.items.push(item);
-    this.backlog.add(itemBytes(item));
+    this.backlog.add(heldBytesOf(item));
     this.wake?.();
   }
 
   /** Forgets what the reader did not take (it has stopped reading). */
   discard(): void {
-    for (const item of this.items.splice(0)) this.backlog.take(itemBytes(item));
+    for (const item of this.items.splice(0)) this.backlog.take(heldBytesOf(item));
   }
 
   end(failure?: unknown): void {
@@ -102,7 +95,7 @@ class Inbox {
       for (;;) {
         while (this.items.length > 0) {
           const item = this.items.shift()!;
-          this.backlog.take(itemBytes(item));
+          this.backlog.take(heldBytesOf(item));
           yield item;
           if ('message' in item && isResponse(item.message)) return;
         }
@@ -254,7 +247,7 @@ export class LegacySseConnection {
     });
     const type = String(answered['content-type'] ?? '').toLowerCase();
     if (statusCode !== 200 || !type.startsWith('text/event-stream')) {
-      body.resume();
+      dropBody(body);
       throw statusCode === 200 ? protocolError(this.server.slug, 'answered the SSE request without an event stream') : httpError(this.server.slug, statusCode);
     }
     let announce: ((url: string) => void) | undefined;
@@ -323,7 +316,7 @@ export class LegacySseConnection {
       signal,
       timeoutSeconds: this.options.timeoutSeconds,
     });
-    body.resume();
+    dropBody(body);
     if (statusCode === 404) {
       // The upstream forgot this connection's session: the next use opens a new one.
       this.close();

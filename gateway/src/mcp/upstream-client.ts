@@ -8,7 +8,7 @@ import { isMessageEvent, SseDecoder } from './sse-decoder';
 import { signalOf } from './stop-switch';
 import { httpError, protocolError, upstreamFailure } from './upstream-errors';
 import { streamItemOf, type UpstreamStream, type UpstreamStreamItem } from './upstream-items';
-import { firstHeader, PostHandler, type PostAnswer, type PostLimits } from './upstream-post';
+import { DRAIN_GRACE_MS, firstHeader, PostHandler, type PostAnswer, type PostLimits } from './upstream-post';
 import { endUpstreamSpan, recordUpstreamStatus, startUpstreamSpan, upstreamTraceHeaders } from './upstream-span';
 
 /**
@@ -47,6 +47,18 @@ function headersFor(endpoint: UpstreamEndpoint, accept: string, withBody: boolea
   if (endpoint.sessionId) headers['mcp-session-id'] = endpoint.sessionId;
   if (endpoint.protocolVersion) headers['mcp-protocol-version'] = endpoint.protocolVersion;
   return headers;
+}
+
+/**
+ * Drops a body the gateway does not read (an error's, a refused stream's, a legacy message endpoint's answer): drained,
+ * so the keep-alive connection survives, and cut when it has not ended within DRAIN_GRACE_MS. An upstream writing it
+ * forever would otherwise hold one of the edge's sockets for good, one more with every call or stream retry.
+ */
+export function dropBody(body: Readable): void {
+  body.resume();
+  if (body.readableEnded) return;
+  const cut = setTimeout(() => body.destroy(), DRAIN_GRACE_MS).unref();
+  body.once('close', () => clearTimeout(cut));
 }
 
 /**
@@ -177,12 +189,12 @@ export async function openUpstreamStream(
   if (endpoint.legacy) return { kind: 'stream', items: endpoint.legacy.unsolicited(options.signal) };
   const { statusCode, headers, body } = await exchange(endpoint, 'GET', 'text/event-stream', undefined, options);
   if (statusCode === 405 || statusCode === 404 || statusCode === 409) {
-    body.resume();
+    dropBody(body);
     if (statusCode === 409) return { kind: 'conflict' };
     return { kind: statusCode === 404 && endpoint.sessionId ? 'session_expired' : 'no_stream' };
   }
   if (statusCode !== 200 || !firstHeader(headers['content-type']).toLowerCase().startsWith('text/event-stream')) {
-    body.resume();
+    dropBody(body);
     throw statusCode === 200 ? protocolError(endpoint.serverSlug, 'a GET stream that is not text/event-stream') : httpError(endpoint.serverSlug, statusCode);
   }
   return { kind: 'stream', items: sseItems(body, options.maxMessageBytes, endpoint.serverSlug, options.timeoutSeconds) };
@@ -199,7 +211,7 @@ export async function resumeUpstreamStream(
 ): Promise<UpstreamStream> {
   const { statusCode, headers, body } = await exchange(endpoint, 'GET', 'text/event-stream', undefined, options, { 'last-event-id': lastEventId });
   if (statusCode !== 200 || !firstHeader(headers['content-type']).toLowerCase().startsWith('text/event-stream')) {
-    body.resume();
+    dropBody(body);
     throw statusCode === 200 ? protocolError(endpoint.serverSlug, 'a resumed stream that is not text/event-stream') : httpError(endpoint.serverSlug, statusCode);
   }
   return sseItems(body, options.maxMessageBytes, endpoint.serverSlug, options.timeoutSeconds);
@@ -218,7 +230,7 @@ export async function endUpstreamSession(endpoint: UpstreamEndpoint, options: { 
     });
     recordUpstreamStatus(span, statusCode);
     endUpstreamSpan(span);
-    body.resume();
+    dropBody(body);
   } catch (error) {
     // The upstream is gone or slow: its session expires on its side.
     if (span) endUpstreamSpan(span, upstreamFailure(endpoint.serverSlug, error, options.timeoutSeconds));

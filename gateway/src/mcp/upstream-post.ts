@@ -4,7 +4,7 @@ import type { GatewayRpcError } from './jsonrpc';
 import { isMessageEvent, SseDecoder } from './sse-decoder';
 import { onStopped, type ExchangeStop } from './stop-switch';
 import { protocolError, upstreamFailure } from './upstream-errors';
-import { streamItemOf, type UpstreamStream, type UpstreamStreamItem } from './upstream-items';
+import { heldBytesOf, streamItemOf, type UpstreamStream, type UpstreamStreamItem } from './upstream-items';
 import { endUpstreamSpan, recordUpstreamStatus } from './upstream-span';
 
 /** An upstream's answer to a POST: a JSON body read whole, an SSE body as items, or neither (drained and dropped). */
@@ -23,10 +23,13 @@ export interface PostLimits {
   timeoutSeconds: number;
 }
 
-/** Items an SSE answer may hold unread before the upstream is paused. */
+/**
+ * Items an SSE answer may hold unread before the upstream is paused; it is paused sooner when they hold the largest
+ * message's worth of memory (`heldBytesOf`): 32 messages of the largest size would be 32 times what one may be.
+ */
 const HIGH_WATER_ITEMS = 32;
-/** After the reader stopped early, how long the rest of an answer may take before the exchange is cut. */
-const DRAIN_GRACE_MS = 2_000;
+/** After the reader stopped early (or for a body nobody reads), how long the rest may take before it is cut. */
+export const DRAIN_GRACE_MS = 2_000;
 /** Made once: a reason built per exchange would capture (and source-map) a stack every time. */
 const READER_STOPPED = new Error('the reader of the upstream answer stopped');
 
@@ -70,7 +73,7 @@ export class PostHandler implements Dispatcher.DispatchHandler {
     recordUpstreamStatus(this.span, statusCode);
     this.gathering = isSuccess(statusCode) && type.startsWith('application/json');
     if (isSuccess(statusCode) && type.startsWith('text/event-stream')) {
-      const stream = new StreamItems(controller, () => this.readerStopped(controller));
+      const stream = new StreamItems(controller, this.limits.maxMessageBytes, () => this.readerStopped(controller));
       this.stream = stream;
       this.decoder = new SseDecoder(
         (event) => {
@@ -169,19 +172,22 @@ export class PostHandler implements Dispatcher.DispatchHandler {
 
 /**
  * The items of one SSE answer, handed from undici's callbacks to one async reader. Pauses the upstream while more
- * than a few items wait unread and resumes it when the reader catches up; `onStop` hears a reader that left early.
+ * than a few items, or more than `maxHeldBytes` of them, wait unread and resumes it when the reader catches up;
+ * `onStop` hears a reader that left early.
  */
 class StreamItems implements UpstreamStream, AsyncIterator<UpstreamStreamItem> {
   stopped = false;
   lastEventId: string | undefined;
   retryMs: number | undefined;
   private readonly queue: UpstreamStreamItem[] = [];
+  private heldBytes = 0;
   private ended = false;
   private error: unknown;
   private waiting?: { resolve: (result: IteratorResult<UpstreamStreamItem>) => void; reject: (error: unknown) => void };
 
   constructor(
     private readonly controller: Dispatcher.DispatchController,
+    private readonly maxHeldBytes: number,
     private readonly onStop: () => void,
   ) {}
 
@@ -194,7 +200,8 @@ class StreamItems implements UpstreamStream, AsyncIterator<UpstreamStreamItem> {
     const waiting = this.take();
     if (waiting) return waiting.resolve({ value: item, done: false });
     this.queue.push(item);
-    if (this.queue.length >= HIGH_WATER_ITEMS) this.controller.pause();
+    this.heldBytes += heldBytesOf(item);
+    if (this.queue.length >= HIGH_WATER_ITEMS || this.heldBytes >= this.maxHeldBytes) this.controller.pause();
   }
 
   end(): void {
@@ -211,7 +218,8 @@ class StreamItems implements UpstreamStream, AsyncIterator<UpstreamStreamItem> {
   next(): Promise<IteratorResult<UpstreamStreamItem>> {
     const item = this.queue.shift();
     if (item) {
-      if (this.controller.paused && this.queue.length < HIGH_WATER_ITEMS / 2) this.controller.resume();
+      this.heldBytes -= heldBytesOf(item);
+      if (this.controller.paused && this.queue.length < HIGH_WATER_ITEMS / 2 && this.heldBytes < this.maxHeldBytes / 2) this.controller.resume();
       return Promise.resolve({ value: item, done: false });
     }
     if (this.error !== undefined) return Promise.reject(this.error);
@@ -225,6 +233,7 @@ class StreamItems implements UpstreamStream, AsyncIterator<UpstreamStreamItem> {
     if (!this.stopped) {
       this.stopped = true;
       this.queue.length = 0;
+      this.heldBytes = 0;
       this.onStop();
     }
     return Promise.resolve({ value: undefined, done: true });

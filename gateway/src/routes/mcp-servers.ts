@@ -21,7 +21,13 @@ const fields = {
     example: 'https://mcp.example.com/mcp',
   }),
   transport: z.enum(['streamable-http', 'sse']),
-  authHeaderName: z.string().min(1).max(100).meta({ description: 'Default `Authorization` when `authValue` is given.' }),
+  // Its rules (an HTTP token, none the transport sets) are the catalog's, shared with op 16's `headers`.
+  authHeaderName: z.string().min(1).max(100).meta({
+    description:
+      'Default `Authorization` when `authValue` is given. An HTTP header name, not one the MCP transport sets (`Host`, `Connection`, ' +
+      '`Content-Type`, `Content-Length`, `Transfer-Encoding`, `Accept`, `Mcp-Session-Id`, `MCP-Protocol-Version`, `Last-Event-ID`, ' +
+      'other hop-by-hop ones): 400 `invalid_request` naming `authHeaderName`, as op 16 refuses them in `headers`.',
+  }),
   timeoutSeconds: z.number().int().min(1).max(MAX_SERVER_TIMEOUT_SECONDS),
   enabled: z.boolean(),
   sendIdentity: z.boolean(),

@@ -24,7 +24,38 @@ export const MAX_TIMEOUT_SECONDS = 300;
 export const MIN_LENGTH_FOR_HINT = 12;
 
 /** An HTTP header field name (RFC 9110 token). */
-export const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/**
+ * Headers the transport itself sets: a static value would break the MCP Streamable HTTP exchange or the request
+ * framing, so they are refused rather than silently overridden.
+ */
+const RESERVED_HEADERS = new Set([
+  'accept',
+  'connection',
+  'content-length',
+  'content-type',
+  'host',
+  'keep-alive',
+  'last-event-id',
+  'mcp-protocol-version',
+  'mcp-session-id',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+]);
+
+/**
+ * What is wrong with the name of a header a server sends upstream: the team's credential header (`authHeaderName`)
+ * and op 16's `headers` alike, so neither can reach the upstream as a header the transport sets.
+ */
+export function headerNameProblem(name: string): string | undefined {
+  if (name.length > MAX_HEADER_NAME || !HEADER_NAME.test(name)) return 'must be an HTTP header name';
+  if (RESERVED_HEADERS.has(name.toLowerCase())) return 'is set by the MCP transport and cannot be configured';
+  return undefined;
+}
+
 /** Visible ASCII, space and tab: RFC 9110's field-value without obs-text. */
 const HEADER_VALUE = /^[\t\x20-\x7e]+$/;
 /**
@@ -80,9 +111,8 @@ export function validMcpServer(draft: McpServerDraft): McpServerDraft {
     if (draft.authValue.length > MAX_AUTH_VALUE || !isHeaderValue(draft.authValue)) {
       problems.push({ field: 'authValue', problem: HEADER_VALUE_RULE });
     }
-    if (authHeaderName.length > MAX_HEADER_NAME || !HEADER_NAME.test(authHeaderName)) {
-      problems.push({ field: 'authHeaderName', problem: 'must be an HTTP header name' });
-    }
+    const nameProblem = headerNameProblem(authHeaderName);
+    if (nameProblem) problems.push({ field: 'authHeaderName', problem: nameProblem });
   } else if (authHeaderName) {
     problems.push({ field: 'authHeaderName', problem: 'needs an authValue' });
   }

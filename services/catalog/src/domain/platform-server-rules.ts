@@ -1,6 +1,6 @@
 import type { AdminUpdateMcpServerRequest } from '@platform/proto/gen/platform/catalog/v1/catalog';
 import { AppError, PLATFORM_TEAM_ID, type FieldError } from '@platform/runtime';
-import { HEADER_NAME, HEADER_VALUE_RULE, isHeaderValue, MAX_AUTH_VALUE, MAX_DESCRIPTION, MAX_HEADER_NAME, MAX_NAME, mcpServerUrlProblem } from './mcp-servers-rules';
+import { HEADER_VALUE_RULE, headerNameProblem, isHeaderValue, MAX_AUTH_VALUE, MAX_DESCRIPTION, MAX_HEADER_NAME, MAX_NAME, mcpServerUrlProblem } from './mcp-servers-rules';
 
 export const ACCESS_MODES = ['proxy', 'direct'] as const;
 export const VISIBILITIES = ['all', 'teams'] as const;
@@ -11,27 +11,6 @@ export const MAX_HEADERS_BYTES = 16 * 1024;
 export const MAX_VISIBLE_TEAMS = 100;
 /** A team slug (at most 63) or id (36). */
 const MAX_TEAM_REF = 63;
-
-/**
- * Headers the transport itself sets: a static value would break the MCP Streamable HTTP exchange or the request
- * framing, so they are refused rather than silently overridden.
- */
-const RESERVED_HEADERS = new Set([
-  'accept',
-  'connection',
-  'content-length',
-  'content-type',
-  'host',
-  'keep-alive',
-  'last-event-id',
-  'mcp-protocol-version',
-  'mcp-session-id',
-  'proxy-connection',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
-]);
 
 /** Whether a server is a team's own (not the platform team's): it stays proxy-only and visible to its team only. */
 export function isTeamServer(teamId: string): boolean {
@@ -63,8 +42,8 @@ function headerProblems(headers: Record<string, string>): FieldError[] {
     const lower = name.toLowerCase();
     bytes += Buffer.byteLength(name) + Buffer.byteLength(value);
     // The name is not secret, but the value is never echoed back: the problem names the header only.
-    if (name.length > MAX_HEADER_NAME || !HEADER_NAME.test(name)) problems.push({ field: `headers.${name.slice(0, MAX_HEADER_NAME)}`, problem: 'must be an HTTP header name' });
-    else if (RESERVED_HEADERS.has(lower)) problems.push({ field: `headers.${name}`, problem: 'is set by the MCP transport and cannot be configured' });
+    const nameProblem = headerNameProblem(name);
+    if (nameProblem) problems.push({ field: `headers.${name.slice(0, MAX_HEADER_NAME)}`, problem: nameProblem });
     else if (seen.has(lower)) problems.push({ field: `headers.${name}`, problem: 'is given twice (header names are case-insensitive)' });
     seen.add(lower);
     if (value.length > MAX_AUTH_VALUE || !isHeaderValue(value)) {

@@ -93,6 +93,8 @@ interface BadCase {
   code: string;
   /** The field names `error.fields` must hold, exactly (sorted); absent: not checked (no field is at fault). */
   fields?: string[];
+  /** The problem `error.fields` must give each of them; absent: not checked. */
+  problem?: string;
 }
 
 const NIL_UUID = '00000000-0000-4000-8000-000000000000';
@@ -279,11 +281,14 @@ describe('catalog write routes: bad input gets the documented error and changes 
 
     const requestId = response.headers.get('x-request-id') ?? '';
     refusedRequestIds.push(requestId);
-    const fields = ((response.body?.error?.fields ?? []) as { field: string }[]).map((f) => f.field).sort();
-    expect({ status: response.status, code: response.body?.error?.code, ...(c.fields ? { fields } : {}) }).toEqual({
+    const given = (response.body?.error?.fields ?? []) as { field: string; problem: string }[];
+    const fields = given.map((f) => f.field).sort();
+    const problems = [...new Set(given.map((f) => f.problem))];
+    expect({ status: response.status, code: response.body?.error?.code, ...(c.fields ? { fields } : {}), ...(c.problem ? { problems } : {}) }).toEqual({
       status: c.status,
       code: c.code,
       ...(c.fields ? { fields: [...c.fields].sort() } : {}),
+      ...(c.problem ? { problems: [c.problem] } : {}),
     });
     expect(await writtenSince(db, marks, requestId)).toEqual([]);
     expect(await snapshot()).toEqual(before);
@@ -398,6 +403,11 @@ describe('catalog write routes: bad input gets the documented error and changes 
   });
   const valid = () => ({ name: 'Refused', slug: unique('refused'), url: PUBLIC_URL });
   const bad400 = (fields: string[]) => [400, 'invalid_request', fields] as const;
+  // Op 16 refuses these in `headers`; as the credential's header they would go upstream too (one rule, the catalog's,
+  // so a gRPC caller meets it as well: the edge checks only the name's length). Any case: header names are case-insensitive.
+  const TRANSPORT_HEADERS = ['Host', 'Connection', 'transfer-encoding', 'Content-Length', 'Mcp-Session-Id', 'MCP-Protocol-Version'];
+  const TRANSPORT_HEADER_PROBLEM = 'is set by the MCP transport and cannot be configured';
+  const transportHeaderCase = (name: string, c: Omit<BadCase, 'name'>): BadCase => ({ name: `authHeaderName ${name}, a header the transport sets`, ...c, problem: TRANSPORT_HEADER_PROBLEM });
 
   table('POST /v1/teams/{team}/mcp-servers (register)', [
     { name: 'name missing', ...createServer({ slug: unique('s'), url: PUBLIC_URL }, ...bad400(['name'])) },
@@ -429,6 +439,7 @@ describe('catalog write routes: bad input gets the documented error and changes 
     { name: 'description with a NUL character', ...createServer({ ...valid(), description: NUL }, ...bad400(['description'])) },
     { name: 'authHeaderName without authValue', ...createServer({ ...valid(), authHeaderName: 'X-Key' }, ...bad400(['authHeaderName'])) },
     { name: 'authHeaderName not a header name', ...createServer({ ...valid(), authHeaderName: 'Bad Header', authValue: 'token-1234' }, ...bad400(['authHeaderName'])) },
+    ...TRANSPORT_HEADERS.map((header) => transportHeaderCase(header, createServer({ ...valid(), authHeaderName: header, authValue: 'token-1234' }, ...bad400(['authHeaderName'])))),
     { name: 'authValue empty', ...createServer({ ...valid(), authValue: '' }, ...bad400(['authValue'])) },
     { name: 'authValue with a non-ASCII character', ...createServer({ ...valid(), authValue: 'Bearer price-\u20ac' }, ...bad400(['authValue'])) },
     { name: 'authValue with a control character', ...createServer({ ...valid(), authValue: 'Bearer a\u0007b' }, ...bad400(['authValue'])) },
@@ -497,6 +508,16 @@ describe('catalog write routes: bad input gets the documented error and changes 
     { name: 'a valid name with a bad timeout (nothing applied)', ...changeServer({ name: 'Renamed', timeoutSeconds: 0 }, ...bad400(['timeoutSeconds'])) },
     { name: 'enabled a string', ...changeServer({ enabled: 'false' }, ...bad400(['enabled'])) },
     { name: 'authHeaderName without any credential', ...changeServer({ authHeaderName: 'X-Key' }, ...bad400(['authHeaderName'])) },
+    // On the server holding a credential, so the name alone is at fault: the stored credential would go out under it.
+    ...TRANSPORT_HEADERS.map((header) =>
+      transportHeaderCase(header, { ...changeServer({ authHeaderName: header }, ...bad400(['authHeaderName'])), path: (x) => serverPath(x.credentialed.id) }),
+    ),
+    {
+      name: 'authHeaderName Content-Length with a new authValue and a valid name (nothing applied)',
+      ...changeServer({ name: 'Renamed', authHeaderName: 'Content-Length', authValue: 'Bearer re-entered' }, ...bad400(['authHeaderName'])),
+      path: (x) => serverPath(x.credentialed.id),
+      problem: TRANSPORT_HEADER_PROBLEM,
+    },
     { name: 'authValue with a control character', ...changeServer({ authValue: 'Bearer bell\u0007' }, ...bad400(['authValue'])) },
     { name: 'authValue with a NUL character', ...changeServer({ authValue: 'Bearer a\u0000b' }, ...bad400(['authValue'])) },
     { name: 'a read-only field (revision)', ...changeServer({ revision: 7 }, ...bad400(['revision'])) },

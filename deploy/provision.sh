@@ -4,7 +4,8 @@
 #   - Redis (Debian package) on 127.0.0.1:6379
 #   - a single-node KRaft Apache Kafka broker on 127.0.0.1:9092 (controller on 127.0.0.1:9093),
 #     assembled from Maven Central artifacts and run with the system Java (17+); the same broker also
-#     listens with SASL_SSL on 127.0.0.1:9094 (a test CA made with openssl; SCRAM-SHA-512/256 and PLAIN)
+#     listens with SASL_SSL on 127.0.0.1:9094 (a test CA made with openssl; SCRAM-SHA-512/256 and PLAIN) and with
+#     SSL on 127.0.0.1:9095 (mutual TLS: a client certificate signed by that CA required)
 #   - Debian's chromium (headless browser for the page tests driven with playwright-core)
 #   - optionally helm (built from its Go module) when PROVISION_HELM=1 or `--helm` is passed
 #
@@ -55,6 +56,7 @@ REDIS_PORT=6379
 KAFKA_PORT=9092
 KAFKA_CONTROLLER_PORT=9093
 KAFKA_SASL_SSL_PORT=9094
+KAFKA_SSL_PORT=9095
 # TEST-ONLY credentials of the SASL_SSL listener (loopback only), like PostgreSQL's postgres/postgres above.
 KAFKA_SASL_USERNAME=platform_test
 KAFKA_SASL_PASSWORD=platform-test-password
@@ -297,17 +299,20 @@ log4j.logger.org.apache.kafka.storage=WARN
 EOF
   mv "$KAFKA_LOG4J.tmp" "$KAFKA_LOG4J"
 
-  # The SASL_SSL listener's TLS: a private test CA and a server certificate for 127.0.0.1 signed by it, made once and
-  # again when a file is missing, the two no longer match or either expires within 30 days. Kafka reads the key and
-  # chain as a PEM keystore; clients trust the CA (TEST_KAFKA_CA_FILE). The CA's key is not kept.
+  # The SASL_SSL and SSL listeners' TLS: a private test CA, a server certificate for 127.0.0.1 and a client certificate
+  # (the mutual-TLS listener's test client) signed by it, made once and again when a file is missing, they no longer
+  # match or any expires within 30 days. Kafka reads the key and chain as a PEM keystore; clients trust the CA
+  # (TEST_KAFKA_CA_FILE). The CA's key is not kept.
   kafka_tls_ok() {
     [ -f "$KAFKA_TLS_DIR/ca.crt" ] && [ -f "$KAFKA_TLS_DIR/server.crt" ] && [ -f "$KAFKA_TLS_DIR/server.pem" ] \
+      && [ -f "$KAFKA_TLS_DIR/client.crt" ] && [ -f "$KAFKA_TLS_DIR/client.key" ] && [ -f "$KAFKA_TLS_DIR/client.pem" ] \
       && openssl x509 -noout -checkend 2592000 -in "$KAFKA_TLS_DIR/ca.crt" >/dev/null \
       && openssl x509 -noout -checkend 2592000 -in "$KAFKA_TLS_DIR/server.crt" >/dev/null \
-      && openssl verify -CAfile "$KAFKA_TLS_DIR/ca.crt" "$KAFKA_TLS_DIR/server.crt" >/dev/null 2>&1
+      && openssl x509 -noout -checkend 2592000 -in "$KAFKA_TLS_DIR/client.crt" >/dev/null \
+      && openssl verify -CAfile "$KAFKA_TLS_DIR/ca.crt" "$KAFKA_TLS_DIR/server.crt" "$KAFKA_TLS_DIR/client.crt" >/dev/null 2>&1
   }
   if ! kafka_tls_ok; then
-    step "making a test CA and the certificate of Kafka's SASL_SSL listener in $KAFKA_TLS_DIR"
+    step "making a test CA, the certificate of Kafka's TLS listeners and a client's in $KAFKA_TLS_DIR"
     rm -rf "$KAFKA_TLS_DIR"
     mkdir -p "$KAFKA_TLS_DIR"
     # && throughout: errexit does not apply inside a command followed by ||.
@@ -322,8 +327,14 @@ EOF
         && openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -set_serial "0x$(openssl rand -hex 16)" \
           -days 825 -extfile server.ext -out server.crt \
         && cat server.key server.crt ca.crt >server.pem \
-        && rm -f ca.key server.key server.csr server.ext \
-        && chmod 644 ca.crt server.crt
+        && openssl req -newkey rsa:2048 -nodes -keyout client.key -out client.csr -subj "/CN=platform-mtls-test" \
+        && printf '%s\n' basicConstraints=CA:FALSE keyUsage=critical,digitalSignature,keyEncipherment \
+          extendedKeyUsage=clientAuth >client.ext \
+        && openssl x509 -req -in client.csr -CA ca.crt -CAkey ca.key -set_serial "0x$(openssl rand -hex 16)" \
+          -days 825 -extfile client.ext -out client.crt \
+        && cat client.key client.crt >client.pem \
+        && rm -f ca.key server.key server.csr server.ext client.csr client.ext \
+        && chmod 644 ca.crt server.crt client.crt
     ) >"$KAFKA_STATE/openssl.log" 2>&1 || { tail -n 20 "$KAFKA_STATE/openssl.log" >&2; die "openssl could not make the Kafka test certificates"; }
     kafka_tls_ok || die "the Kafka test certificates in $KAFKA_TLS_DIR do not verify"
   fi
@@ -334,11 +345,11 @@ EOF
 process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@127.0.0.1:$KAFKA_CONTROLLER_PORT
-listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT,SASL_SSL://127.0.0.1:$KAFKA_SASL_SSL_PORT,CONTROLLER://127.0.0.1:$KAFKA_CONTROLLER_PORT
-advertised.listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT,SASL_SSL://127.0.0.1:$KAFKA_SASL_SSL_PORT
+listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT,SASL_SSL://127.0.0.1:$KAFKA_SASL_SSL_PORT,SSL://127.0.0.1:$KAFKA_SSL_PORT,CONTROLLER://127.0.0.1:$KAFKA_CONTROLLER_PORT
+advertised.listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT,SASL_SSL://127.0.0.1:$KAFKA_SASL_SSL_PORT,SSL://127.0.0.1:$KAFKA_SSL_PORT
 inter.broker.listener.name=PLAINTEXT
 controller.listener.names=CONTROLLER
-listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SASL_SSL:SASL_SSL
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SASL_SSL:SASL_SSL,SSL:SSL
 # SASL_SSL (the platform's KAFKA_SSL and KAFKA_SASL_*): server-only TLS with the test CA's certificate (sha256
 # $KAFKA_TLS_FINGERPRINT; a new one changes this file, which restarts the broker); SCRAM users live in the cluster
 # metadata (added after start), the PLAIN user is listed here.
@@ -348,6 +359,13 @@ listener.name.sasl_ssl.sasl.enabled.mechanisms=SCRAM-SHA-512,SCRAM-SHA-256,PLAIN
 listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
 listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
 listener.name.sasl_ssl.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_$KAFKA_SASL_USERNAME="$KAFKA_SASL_PASSWORD";
+# SSL (the platform's KAFKA_SSL_CERT_FILE and KAFKA_SSL_KEY_FILE): mutual TLS, a client certificate signed by the
+# test CA required, as Strimzi's `tls` authentication and Aiven's default ask.
+listener.name.ssl.ssl.keystore.type=PEM
+listener.name.ssl.ssl.keystore.location=$KAFKA_TLS_DIR/server.pem
+listener.name.ssl.ssl.truststore.type=PEM
+listener.name.ssl.ssl.truststore.location=$KAFKA_TLS_DIR/ca.crt
+listener.name.ssl.ssl.client.auth=required
 log.dirs=$KAFKA_DATA
 num.partitions=1
 auto.create.topics.enable=true
@@ -470,9 +488,23 @@ EOF
       done
       [ "$checked" -eq 1 ] || { tail -n 20 "$KAFKA_STATE/sasl-ssl-check.log" >&2; die "the SASL_SSL listener on 127.0.0.1:$KAFKA_SASL_SSL_PORT refused the test user (log: $KAFKA_LOG)"; }
       echo "$scram_digest" >"$scram_marker"
+
+      step "checking the SSL listener on 127.0.0.1:$KAFKA_SSL_PORT (mutual TLS: the test client's certificate)"
+      cat >"$KAFKA_TLS_DIR/mtls-client.properties" <<EOF
+security.protocol=SSL
+ssl.keystore.type=PEM
+ssl.keystore.location=$KAFKA_TLS_DIR/client.pem
+ssl.truststore.type=PEM
+ssl.truststore.location=$KAFKA_TLS_DIR/ca.crt
+EOF
+      timeout 30 java -Xmx128m -Dlog4j.configuration="file:$KAFKA_LOG4J" -cp "$KAFKA_LIB/*" \
+        org.apache.kafka.tools.TopicCommand --bootstrap-server "127.0.0.1:$KAFKA_SSL_PORT" \
+        --command-config "$KAFKA_TLS_DIR/mtls-client.properties" --list >"$KAFKA_STATE/ssl-check.log" 2>&1 \
+        || { tail -n 20 "$KAFKA_STATE/ssl-check.log" >&2; die "the SSL listener on 127.0.0.1:$KAFKA_SSL_PORT refused the test client's certificate (log: $KAFKA_LOG)"; }
     fi
     KAFKA_SASL_SSL_READY=1
     info "Kafka SASL_SSL ready on 127.0.0.1:$KAFKA_SASL_SSL_PORT (user $KAFKA_SASL_USERNAME, CA $KAFKA_TLS_DIR/ca.crt)"
+    info "Kafka SSL (mutual TLS) ready on 127.0.0.1:$KAFKA_SSL_PORT (client $KAFKA_TLS_DIR/client.crt)"
   else
     info "not started by this script: no SASL_SSL listener is known (the SASL_SSL tests fail under CI)"
   fi
@@ -523,6 +555,9 @@ export TEST_KAFKA_SASL_SSL_BROKERS=127.0.0.1:$KAFKA_SASL_SSL_PORT
 export TEST_KAFKA_CA_FILE=$KAFKA_TLS_DIR/ca.crt
 export TEST_KAFKA_SASL_USERNAME=$KAFKA_SASL_USERNAME
 export TEST_KAFKA_SASL_PASSWORD=$KAFKA_SASL_PASSWORD
+export TEST_KAFKA_SSL_BROKERS=127.0.0.1:$KAFKA_SSL_PORT
+export TEST_KAFKA_CLIENT_CERT_FILE=$KAFKA_TLS_DIR/client.crt
+export TEST_KAFKA_CLIENT_KEY_FILE=$KAFKA_TLS_DIR/client.key
 EOF
 fi
 if [ "$PROVISION_HELM" = "1" ] && [ -x "$BIN_DIR/helm" ]; then

@@ -6,21 +6,24 @@ import { createClient } from 'redis';
 /**
  * Real infrastructure for tests. URLs come from TEST_POSTGRES_URL, TEST_REDIS_URL and TEST_KAFKA_BROKERS, and the
  * same broker's SASL_SSL listener from TEST_KAFKA_SASL_SSL_BROKERS with TEST_KAFKA_CA_FILE, TEST_KAFKA_SASL_USERNAME
- * and TEST_KAFKA_SASL_PASSWORD (deploy/provision.sh prints them). Under CI a missing one fails the test; on a laptop
+ * and TEST_KAFKA_SASL_PASSWORD, and its mutual-TLS listener from TEST_KAFKA_SSL_BROKERS with TEST_KAFKA_CA_FILE,
+ * TEST_KAFKA_CLIENT_CERT_FILE and TEST_KAFKA_CLIENT_KEY_FILE (deploy/provision.sh prints them). Under CI a missing one fails the test; on a laptop
  * the test is skipped with a note, so `npm test` runs with nothing but Node.
  */
-export type InfraKind = 'postgres' | 'redis' | 'kafka' | 'kafka-sasl-ssl';
+export type InfraKind = 'postgres' | 'redis' | 'kafka' | 'kafka-sasl-ssl' | 'kafka-mtls';
 
 const VARIABLES: Record<InfraKind, string> = {
   postgres: 'TEST_POSTGRES_URL',
   redis: 'TEST_REDIS_URL',
   kafka: 'TEST_KAFKA_BROKERS',
   'kafka-sasl-ssl': 'TEST_KAFKA_SASL_SSL_BROKERS',
+  'kafka-mtls': 'TEST_KAFKA_SSL_BROKERS',
 };
 
 /** What a kind needs besides its URL; deploy/provision.sh writes them together. */
 const COMPANIONS: Partial<Record<InfraKind, string[]>> = {
   'kafka-sasl-ssl': ['TEST_KAFKA_CA_FILE', 'TEST_KAFKA_SASL_USERNAME', 'TEST_KAFKA_SASL_PASSWORD'],
+  'kafka-mtls': ['TEST_KAFKA_CA_FILE', 'TEST_KAFKA_CLIENT_CERT_FILE', 'TEST_KAFKA_CLIENT_KEY_FILE'],
 };
 
 function missingVariables(kind: InfraKind): string[] {
@@ -49,6 +52,12 @@ export function kafkaSaslSslCredentials(): { caFile: string; username: string; p
     username: process.env.TEST_KAFKA_SASL_USERNAME!,
     password: process.env.TEST_KAFKA_SASL_PASSWORD!,
   };
+}
+
+/** The mutual-TLS listener's CA file and test client (TEST_KAFKA_CLIENT_*), for a test under `describeWith('kafka-mtls')`. */
+export function kafkaMtlsClient(): { caFile: string; certFile: string; keyFile: string } {
+  if (infraUrl('kafka-mtls') === undefined) throw new Error(`${missingVariables('kafka-mtls').join(', ')} not set`);
+  return { caFile: process.env.TEST_KAFKA_CA_FILE!, certFile: process.env.TEST_KAFKA_CLIENT_CERT_FILE!, keyFile: process.env.TEST_KAFKA_CLIENT_KEY_FILE! };
 }
 
 /**

@@ -4,10 +4,12 @@ import type { KafkaConfig, SASLOptions } from 'kafkajs';
 export const KAFKA_SASL_MECHANISMS = ['plain', 'scram-sha-256', 'scram-sha-512'] as const;
 export type KafkaSaslMechanism = (typeof KAFKA_SASL_MECHANISMS)[number];
 
-/** TLS to the brokers (KAFKA_SSL). The brokers' certificates are always verified. */
+/** TLS to the brokers (KAFKA_SSL). The brokers' certificates are always verified. The key is a secret: never log this object. */
 export interface KafkaTls {
   /** PEM certificates trusted instead of the system store (KAFKA_SSL_CA_FILE's content): a private CA. */
   ca?: string;
+  /** The client's own certificate chain and private key (KAFKA_SSL_CERT_FILE, KAFKA_SSL_KEY_FILE), both PEM: mutual TLS. */
+  client?: { cert: string; key: string };
 }
 
 /** SASL authentication (KAFKA_SASL_*). The password is a secret: never log this object. */
@@ -21,7 +23,7 @@ export interface KafkaSasl {
 export function kafkaJsSecurity(tls: KafkaTls | undefined, sasl: KafkaSasl | undefined): Pick<KafkaConfig, 'ssl' | 'sasl'> {
   return {
     // rejectUnauthorized last: verification stays on whatever else is given.
-    ...(tls ? { ssl: { ...(tls.ca ? { ca: [tls.ca] } : {}), rejectUnauthorized: true } } : {}),
+    ...(tls ? { ssl: { ...(tls.ca ? { ca: [tls.ca] } : {}), ...tls.client, rejectUnauthorized: true } } : {}),
     ...(sasl ? { sasl: saslOptions(sasl) } : {}),
   };
 }

@@ -119,6 +119,9 @@ export const environmentSchema = z.object({
   KAFKA_SSL: bool,
   /** PEM file of the CA(s) the brokers' certificates are checked against instead of the system store; read at start (load.ts). */
   KAFKA_SSL_CA_FILE: optionalString,
+  /** PEM files of this client's certificate (chain) and unencrypted private key, for brokers that authenticate clients by TLS; read at start. */
+  KAFKA_SSL_CERT_FILE: optionalString,
+  KAFKA_SSL_KEY_FILE: optionalString,
   /** SASL mechanism (any letter case); unset: no SASL. KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD go with it. */
   KAFKA_SASL_MECHANISM: z.preprocess(
     (value) => emptyAsUndefined(typeof value === 'string' ? value.trim().toLowerCase() : value),

@@ -1,10 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { inspect } from 'node:util';
-import { deleteKafkaState, describeWith, infraUrl, kafkaSaslSslCredentials, memoryLogger, uniquePrefix } from '@platform/test';
-import { createEventBus, type EventBus } from '../../src/bus';
-import { loadConfig } from '../../src/config/load';
-import type { Logger } from '../../src/logging';
-import { silentLogger } from './bus-contract';
+import { describeWith, kafkaSaslSslCredentials, memoryLogger } from '@platform/test';
+import { secureBuses } from './secure-bus';
 import { waitFor } from './wait-for';
 
 /**
@@ -12,7 +9,7 @@ import { waitFor } from './wait-for';
  * configured as a process is, through the real config loader from KAFKA_SSL, KAFKA_SSL_CA_FILE and KAFKA_SASL_*.
  */
 describeWith('kafka-sasl-ssl', 'Kafka bus over SASL_SSL', (brokers) => {
-  const prefixes: string[] = [];
+  const buses = secureBuses('sasl', brokers);
   const credentials = () => kafkaSaslSslCredentials();
   /** KAFKA_SSL with the test CA and the test user, for `mechanism`. */
   const secureEnv = (mechanism: string): NodeJS.ProcessEnv => ({
@@ -22,32 +19,10 @@ describeWith('kafka-sasl-ssl', 'Kafka bus over SASL_SSL', (brokers) => {
     KAFKA_SASL_USERNAME: credentials().username,
     KAFKA_SASL_PASSWORD: credentials().password,
   });
-  const openBus = (env: NodeJS.ProcessEnv, logger: Logger = silentLogger): EventBus => {
-    const topicPrefix = uniquePrefix('sasl');
-    prefixes.push(topicPrefix);
-    const config = loadConfig({ KAFKA_BROKERS: brokers(), KAFKA_CLIENT_ID: 'sasl-ssl-test', KAFKA_TOPIC_PREFIX: topicPrefix, ...env }, { embeddedAllowed: true });
-    return createEventBus(config.bus, logger);
-  };
-  /** What `ping` (an admin request) rejects with. */
-  const pingError = async (bus: EventBus): Promise<Error> => {
-    try {
-      await bus.ping();
-    } catch (error) {
-      return error as Error;
-    } finally {
-      await bus.close();
-    }
-    throw new Error('ping succeeded');
-  };
-  afterAll(async () => {
-    // The same broker's plaintext listener: the cleanup helper speaks only that.
-    const plaintext = infraUrl('kafka');
-    if (plaintext) for (const prefix of prefixes) await deleteKafkaState(plaintext, prefix);
-  });
 
   it('publishes, and a consumer group receives, with SCRAM-SHA-512 and the private CA', async () => {
     // Any letter case, as Kafka's own clients spell it.
-    const bus = openBus(secureEnv('SCRAM-SHA-512'));
+    const bus = buses.open(secureEnv('SCRAM-SHA-512'));
     try {
       const received: string[] = [];
       const subscription = await bus.subscribe({ groupId: 'secure-readers', topics: ['secure.v1'], handler: async (m) => void received.push(m.value) });
@@ -60,7 +35,7 @@ describeWith('kafka-sasl-ssl', 'Kafka bus over SASL_SSL', (brokers) => {
   }, 60_000);
 
   it.each(['scram-sha-256', 'plain'])('authenticates with %s too', async (mechanism) => {
-    const bus = openBus(secureEnv(mechanism));
+    const bus = buses.open(secureEnv(mechanism));
     try {
       await bus.ping();
     } finally {
@@ -71,7 +46,7 @@ describeWith('kafka-sasl-ssl', 'Kafka bus over SASL_SSL', (brokers) => {
   it('refuses a wrong password with an authentication error that neither it nor the log repeats', async () => {
     const wrong = `wrong-${randomUUID()}`;
     const { logger, text } = memoryLogger();
-    const error = await pingError(openBus({ ...secureEnv('scram-sha-512'), KAFKA_SASL_PASSWORD: wrong }, logger));
+    const error = await buses.pingError(buses.open({ ...secureEnv('scram-sha-512'), KAFKA_SASL_PASSWORD: wrong }, logger));
     expect(error.message).toMatch(/SASL SCRAM SHA512 authentication failed/);
     // The whole error, its cause and properties included, and every log line.
     expect(inspect(error, { depth: 10 })).not.toContain(wrong);
@@ -80,7 +55,7 @@ describeWith('kafka-sasl-ssl', 'Kafka bus over SASL_SSL', (brokers) => {
 
   it('refuses a broker whose certificate the trust store does not vouch for (no KAFKA_SSL_CA_FILE: the system store)', async () => {
     const { KAFKA_SSL_CA_FILE: _ca, ...withoutCa } = secureEnv('scram-sha-512');
-    const error = await pingError(openBus(withoutCa));
+    const error = await buses.pingError(buses.open(withoutCa));
     expect(inspect(error, { depth: 10 })).toMatch(/self[- ]signed certificate|unable to (get|verify) .*certificate/i);
   }, 60_000);
 });

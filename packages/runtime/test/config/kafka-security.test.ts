@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -92,5 +93,66 @@ describe('loadConfig: Kafka TLS and SASL (KAFKA_SSL, KAFKA_SSL_CA_FILE, KAFKA_SA
     expect(load({ ...plain, KAFKA_SASL_ALLOW_PLAINTEXT: 'true' })).toMatchObject({ bus: { sasl: { mechanism: 'plain' } } });
     expect(load({ ...plain, KAFKA_SSL: 'true' })).toMatchObject({ bus: { tls: {}, sasl: { mechanism: 'plain' } } });
     expect(load(SCRAM)).toMatchObject({ bus: { sasl: { mechanism: 'scram-sha-512' } } });
+  });
+
+  describe('client certificates (KAFKA_SSL_CERT_FILE, KAFKA_SSL_KEY_FILE: mutual TLS)', () => {
+    let other: SelfSignedCertificate;
+    beforeAll(() => (other = selfSignedCertificate()));
+    afterAll(() => other.remove());
+    const mtls = (cert: string, key: string) => ({ KAFKA_SSL: 'true', KAFKA_SSL_CERT_FILE: cert, KAFKA_SSL_KEY_FILE: key });
+
+    it('takes the certificate and its key, read at start, beside the CA and SASL', () => {
+      const cert = readFileSync(certificate.certFile, 'utf8').trim();
+      const key = readFileSync(certificate.keyFile, 'utf8');
+      expect(load({ ...mtls(certificate.certFile, certificate.keyFile), KAFKA_SSL_CA_FILE: other.certFile })).toMatchObject({
+        bus: { tls: { ca: readFileSync(other.certFile, 'utf8').trim(), client: { cert, key } } },
+      });
+      expect(load({ ...mtls(certificate.certFile, certificate.keyFile), ...SCRAM })).toMatchObject({ bus: { tls: { client: { cert } }, sasl: { mechanism: 'scram-sha-512' } } });
+    });
+
+    it('needs KAFKA_SSL and both files', () => {
+      expect(problemsOf({ KAFKA_SSL_CERT_FILE: certificate.certFile, KAFKA_SSL_KEY_FILE: certificate.keyFile })).toEqual([
+        'KAFKA_SSL_CERT_FILE is set but KAFKA_SSL is not true',
+        'KAFKA_SSL_KEY_FILE is set but KAFKA_SSL is not true',
+      ]);
+      expect(problemsOf({ KAFKA_SSL: 'true', KAFKA_SSL_CERT_FILE: certificate.certFile })).toEqual([
+        'KAFKA_SSL_KEY_FILE is required with KAFKA_SSL_CERT_FILE: a client certificate goes with its private key',
+      ]);
+      expect(problemsOf({ KAFKA_SSL: 'true', KAFKA_SSL_KEY_FILE: certificate.keyFile })).toEqual([
+        'KAFKA_SSL_CERT_FILE is required with KAFKA_SSL_KEY_FILE: a client certificate goes with its private key',
+      ]);
+    });
+
+    it('stops the start on a key that is not the certificate\'s, unreadable, encrypted or no key, never quoting it', () => {
+      const key = readFileSync(certificate.keyFile, 'utf8');
+      const keyBody = key.split('\n')[1]!;
+      const encrypted = file('encrypted.key', execFileSync('openssl', ['pkey', '-in', certificate.keyFile, '-aes256', '-passout', 'pass:secret-pass'], { encoding: 'utf8' }));
+      const cases: Array<[string, RegExp]> = [
+        [other.keyFile, /^KAFKA_SSL_KEY_FILE: the key in .* does not belong to the certificate in .*$/],
+        [path.join(tmpdir(), 'no-such.key'), /^KAFKA_SSL_KEY_FILE: cannot read .*no-such\.key \(ENOENT\)$/],
+        [encrypted, /^KAFKA_SSL_KEY_FILE: .*encrypted\.key holds no unencrypted PEM private key$/],
+        [certificate.certFile, /^KAFKA_SSL_KEY_FILE: .* holds no unencrypted PEM private key$/],
+      ];
+      for (const [keyFile, problem] of cases) {
+        const result = load(mtls(certificate.certFile, keyFile));
+        expect([keyFile, 'problems' in result ? result.problems : result]).toEqual([keyFile, [expect.stringMatching(problem)]]);
+        expect((result as { message: string }).message).not.toContain(keyBody);
+      }
+    });
+
+    it('stops the start on a certificate file without a certificate, and on an expired certificate', () => {
+      expect(problemsOf(mtls(certificate.keyFile, certificate.keyFile))).toEqual([expect.stringMatching(/^KAFKA_SSL_CERT_FILE: .* holds no PEM certificate/)]);
+      // Valid from 2000 to 2001, self-signed by `openssl ca` (OpenSSL 3.0's `req` cannot date a certificate in the past).
+      const ca = mkdtempSync(path.join(dir, 'expired-'));
+      const expiredKey = path.join(ca, 'expired.key');
+      const expiredCert = path.join(ca, 'expired.crt');
+      writeFileSync(path.join(ca, 'index.txt'), '');
+      writeFileSync(path.join(ca, 'serial'), '01\n');
+      writeFileSync(path.join(ca, 'ca.cnf'), '[ca]\ndefault_ca=d\n[d]\ndatabase=index.txt\nnew_certs_dir=.\nserial=serial\npolicy=p\ndefault_md=sha256\n[p]\ncommonName=supplied\n');
+      const openssl = (...args: string[]) => execFileSync('openssl', args, { cwd: ca, stdio: 'ignore' });
+      openssl('req', '-new', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-subj', '/CN=expired', '-keyout', expiredKey, '-out', 'request.csr');
+      openssl('ca', '-batch', '-config', 'ca.cnf', '-selfsign', '-keyfile', expiredKey, '-in', 'request.csr', '-out', expiredCert, '-startdate', '20000101000000Z', '-enddate', '20010101000000Z');
+      expect(problemsOf(mtls(expiredCert, expiredKey))).toEqual(['KAFKA_SSL_CERT_FILE: the certificate in ' + expiredCert + ' expired on 2001-01-01T00:00:00.000Z']);
+    });
   });
 });

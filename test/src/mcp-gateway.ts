@@ -20,6 +20,16 @@ function expectStatus(response: ApiResponse, status: number, what: string): ApiR
 
 /** An access token (`svcat_…`) of the signed-in person (`cookie`) for the gateway `slug`. */
 export async function gatewayAccessToken(platform: TestPlatform, cookie: string, slug: string, clientName = 'Test MCP client'): Promise<string> {
+  return (await gatewayTokens(platform, cookie, slug, clientName)).accessToken;
+}
+
+/** The tokens the code flow gives the signed-in person (`cookie`) for the gateway `slug`, with the client that got them. */
+export async function gatewayTokens(
+  platform: TestPlatform,
+  cookie: string,
+  slug: string,
+  clientName = 'Test MCP client',
+): Promise<{ accessToken: string; refreshToken: string; clientId: string }> {
   const registered = await fetch(platform.url('/oauth/register'), {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -49,7 +59,8 @@ export async function gatewayAccessToken(platform: TestPlatform, cookie: string,
     body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT, client_id: clientId, code_verifier: verifier }).toString(),
   });
   if (token.status !== 200) throw new Error(`token: ${token.status} ${await token.text()}`);
-  return ((await token.json()) as { access_token: string }).access_token;
+  const tokens = (await token.json()) as { access_token: string; refresh_token: string };
+  return { accessToken: tokens.access_token, refreshToken: tokens.refresh_token, clientId };
 }
 
 /**

@@ -8,8 +8,17 @@ export interface TcpProxy {
    * client sees a stalled connection, as behind a half-open TCP connection or a hung middlebox.
    */
   freeze(marker: string): number;
-  /** Relays again whatever was held back, then everything that follows. */
+  /** Relays again whatever was held back, then everything that follows (ends a `stall()` too). */
   thaw(): void;
+  /**
+   * Holds back the server's bytes on every connection, those opened from now on included, until `thaw()`: a server
+   * that accepts connections and never answers (a stalled database, a hung middlebox).
+   */
+  stall(): void;
+  /** Closes every connection and closes each new one at once, until `restore()`: the server is gone (an outage). */
+  cut(): void;
+  /** Relays new connections again after `cut()`. */
+  restore(): void;
   /** How many connections clients have opened through it so far. */
   accepted(): number;
   close(): Promise<void>;
@@ -18,10 +27,16 @@ export interface TcpProxy {
 export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
   const pairs = new Set<{ client: Socket; server: Socket; sent: string; frozen: boolean; held: Buffer[] }>();
   let accepted = 0;
+  let stalled = false;
+  let down = false;
   const proxy = createServer((client) => {
     accepted += 1;
+    if (down) {
+      client.destroy();
+      return;
+    }
     const server = connect(target.port, target.host);
-    const pair = { client, server, sent: '', frozen: false, held: [] as Buffer[] };
+    const pair = { client, server, sent: '', frozen: stalled, held: [] as Buffer[] };
     pairs.add(pair);
     client.on('data', (chunk: Buffer) => {
       if (pair.sent.length < 4096) pair.sent += chunk.toString('latin1');
@@ -52,10 +67,25 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     },
     accepted: () => accepted,
     thaw() {
+      stalled = false;
       for (const pair of pairs) {
         pair.frozen = false;
         for (const chunk of pair.held.splice(0)) pair.client.write(chunk);
       }
+    },
+    stall() {
+      stalled = true;
+      for (const pair of pairs) pair.frozen = true;
+    },
+    cut() {
+      down = true;
+      for (const pair of pairs) {
+        pair.client.destroy();
+        pair.server.destroy();
+      }
+    },
+    restore() {
+      down = false;
     },
     close: () =>
       new Promise<void>((resolve) => {

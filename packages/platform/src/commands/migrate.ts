@@ -3,6 +3,7 @@ import {
   ConfigError,
   createDatabase,
   createLogger,
+  DatabaseUnavailableError,
   environmentSchema,
   migrateService,
   pendingServiceMigrations,
@@ -91,7 +92,9 @@ export async function migrateCommand(args: string[]): Promise<number> {
   } catch (error) {
     // Errors from the db module carry no bound values, and pg's connection errors never include the URL.
     logger.error({ schema, err: error }, 'migrate failed');
-    const message = error instanceof Error ? error.message : String(error);
+    // An outage's error says only "unavailable" (it may reach API clients); an operator here needs its cause.
+    const shown = error instanceof DatabaseUnavailableError && error.cause instanceof Error ? error.cause : error;
+    const message = shown instanceof Error ? shown.message : String(shown);
     process.stderr.write(`migrate: ${schema ? `schema ${schema}: ` : ''}${message}\n`);
     return MIGRATE_EXIT.failed;
   } finally {

@@ -46,6 +46,20 @@ class SubscriptionClosing extends Error {
   }
 }
 
+/** The broker's refusals of a commit from a consumer that is no longer a member of its group's current generation. */
+const MEMBERSHIP_LOST = new Set(['UNKNOWN_MEMBER_ID', 'ILLEGAL_GENERATION', 'REBALANCE_IN_PROGRESS']);
+
+/**
+ * The broker's own error when a commit was refused because the group moved on without this consumer (a handler that
+ * outlived the session, 10 s, and got the member evicted). kafkajs wraps it in a non-retriable error, which stops the
+ * consumer for good; its run loop rejoins the group (and the message comes again) only when it sees the broker's error.
+ */
+function membershipLost(error: unknown): Error | undefined {
+  const cause = (error as { cause?: unknown } | null)?.cause;
+  const type = (cause as { type?: unknown } | null)?.type;
+  return cause instanceof Error && typeof type === 'string' && MEMBERSHIP_LOST.has(type) ? cause : undefined;
+}
+
 /** What a consumer that gathers (`batch.gatherMs`) asks the broker to wait for before answering a fetch. */
 const GATHER_MIN_BYTES = 1024 * 1024;
 
@@ -179,7 +193,11 @@ export function createKafkaBus(options: KafkaBusOptions): EventBus {
         }
       }
       if (failures > 0) eventHandlerConsecutiveFailures.set(failureLabels(where), 0);
-      await consumer.commitOffsets([{ topic: where.topic, partition: where.partition, offset: (BigInt(last) + 1n).toString() }]);
+      await consumer
+        .commitOffsets([{ topic: where.topic, partition: where.partition, offset: (BigInt(last) + 1n).toString() }])
+        .catch((error: unknown) => {
+          throw membershipLost(error) ?? error;
+        });
     };
     const receivedOf = (topic: string, partition: number, message: KafkaMessage): ReceivedMessage => ({
       topic: logical.get(topic) ?? topic,

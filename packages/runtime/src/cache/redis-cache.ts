@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createClient } from 'redis';
 import type { Logger } from '../logging/logger';
-import { CacheClosedError, CacheTimeoutError } from './errors';
+import { CacheClosedError, CacheTimeoutError, CacheUnavailableError } from './errors';
 import type { Cache, CounterResult, SubscriptionEvents } from './port';
 
 type RedisClient = ReturnType<typeof createClient>;
@@ -106,8 +106,8 @@ export function describeRedisUrl(url: string): string {
 
 /**
  * The Redis adapter: one command connection and, created on the first `subscribe`, one subscriber connection
- * (a connection in subscribe mode cannot run other commands). Both reconnect on their own; while Redis is away,
- * commands wait in the client's offline queue.
+ * (a connection in subscribe mode cannot run other commands). Both reconnect on their own; while the command
+ * connection is lost, commands fail at once (CacheUnavailableError).
  */
 export function createRedisCache(options: RedisCacheOptions): Cache {
   const { url, keyPrefix } = options;
@@ -155,15 +155,14 @@ export function createRedisCache(options: RedisCacheOptions): Cache {
     });
   }
 
-  // While the connection is down, commands wait in node-redis's offline queue; there its own timeout also takes
-  // a command that expired out of the queue, so that it is not run late (a rate-limit hit counted long after the
-  // request failed). Connected, commands are written at once, and `deadlines` is enough.
-  const queuedWhileOffline = client.withCommandOptions({ timeout: commandTimeoutMs }) as RedisClient;
-
   async function commands(): Promise<RedisClient> {
     if (closed) throw new CacheClosedError();
     await ready;
-    return client.isReady ? client : queuedWhileOffline;
+    // Lost and reconnecting: refuse at once. Commands used to wait in node-redis's offline queue for the command
+    // timeout, so during an outage every request that touched the cache (a generation read, a rate limit) took 5 s,
+    // and then fell back or failed all the same. A refused command is never run later either.
+    if (!client.isReady) throw new CacheUnavailableError();
+    return client;
   }
 
   function subscriberConnection(): Promise<RedisClient> {

@@ -1,3 +1,5 @@
+import { AppError } from '../errors/app-error';
+
 /** Thrown when a schema name would not be a safe, unquoted SQL identifier. */
 export class InvalidSchemaNameError extends Error {
   constructor(readonly schema: string) {
@@ -33,5 +35,18 @@ export class NestedDatabaseUseError extends Error {
   constructor() {
     super('the database was used directly inside db.transaction(); use the transaction handle (tx) passed to the callback');
     this.name = 'NestedDatabaseUseError';
+  }
+}
+
+/**
+ * The database could not run a statement: no connection (refused, lost, none free in time), no answer in time, or a
+ * server that is shutting down. An AppError `unavailable` (503, gRPC UNAVAILABLE: an idempotent call is retried
+ * within its deadline), so a database outage is a dependency failure to its callers, not an internal error; the
+ * driver's error is the cause (logged, never sent).
+ */
+export class DatabaseUnavailableError extends AppError {
+  constructor(cause: unknown) {
+    super('unavailable', 'Service unavailable; try again shortly', { cause });
+    this.name = 'DatabaseUnavailableError';
   }
 }

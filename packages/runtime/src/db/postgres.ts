@@ -5,6 +5,8 @@ import type { Database, Queryable, QueryOptions, QueryResult, Transaction } from
 import { runAfterCommit } from './after-commit';
 import { tracedQuery } from './traced-query';
 import { withoutBoundValues } from './query-error';
+import { DatabaseUnavailableError } from './errors';
+import { unavailableOr } from './unavailable';
 import { OID, parseInt8, parseUtcDate, parseUtcTimestamp } from './type-parsers';
 
 export interface PostgresDatabaseOptions {
@@ -13,7 +15,22 @@ export interface PostgresDatabaseOptions {
   logger: Logger;
   /** Shown in pg_stat_activity; helps tell services apart on a shared server. */
   applicationName?: string;
+  /** Overrides of POOL_TIMEOUTS (tests shorten them). */
+  timeouts?: Partial<typeof POOL_TIMEOUTS>;
 }
+
+/**
+ * How long a pooled statement may wait for a database that does not answer (docs/architecture.md, When a dependency
+ * fails). Without them a stalled server (a hung network or proxy: the connection stays open, nothing comes back) held
+ * every pooled connection for good, and every later statement waited for one for ever. Each bound reached is a
+ * DatabaseUnavailableError (503).
+ * - `connectMs`: for a free pooled connection, or a new one to open (pg-pool's `connectionTimeoutMillis`).
+ * - `statementMs`: PostgreSQL's `statement_timeout`: the server cancels a statement that runs longer (a lock wait).
+ * - `readMs`: the driver's own `query_timeout`, for a server that answers nothing at all and so cancels nothing; the
+ *   connection is then dropped, never reused. Longer than `statementMs`: a slow server says so itself first.
+ * Migrations run on their own connection (withAdvisoryLock) without these bounds: an index build may take long.
+ */
+export const POOL_TIMEOUTS = { connectMs: 5_000, statementMs: 30_000, readMs: 35_000 };
 
 /** Per-pool type parsers (never the global pg registry, which other code in the process may rely on). */
 const typeParsers: NonNullable<PoolConfig['types']> = {
@@ -52,6 +69,9 @@ async function runQuery<Row>(
     }
     const result = Array.isArray(raw) ? raw[raw.length - 1]! : raw;
     return { rows: (result?.rows ?? []) as Row[], rowCount: result?.rowCount ?? 0 };
+  }).catch((error: unknown) => {
+    // After the span has recorded the driver's own error (its SQLSTATE or code).
+    throw unavailableOr(error);
   });
 }
 
@@ -72,7 +92,15 @@ export function createPostgresDatabase(options: PostgresDatabaseOptions): Databa
     types: typeParsers,
   };
   const spanAttributes = connectionSpanAttributes(connection);
-  const pool = new Pool({ ...connection, max: options.poolMax, idleTimeoutMillis: 30_000 });
+  const timeouts = { ...POOL_TIMEOUTS, ...options.timeouts };
+  const pool = new Pool({
+    ...connection,
+    max: options.poolMax,
+    idleTimeoutMillis: 30_000,
+    connectionTimeoutMillis: timeouts.connectMs,
+    statement_timeout: timeouts.statementMs,
+    query_timeout: timeouts.readMs,
+  });
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on('error', (error) => options.logger.warn({ err: { name: error.name, message: error.message } }, 'idle postgres client failed'));
 
@@ -84,10 +112,16 @@ export function createPostgresDatabase(options: PostgresDatabaseOptions): Databa
     },
 
     async transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
-      const client = await pool.connect();
+      const client = await pool.connect().catch((error: unknown) => {
+        throw unavailableOr(error);
+      });
       const callbacks: Array<() => void> = [];
       // Set when the connection may be left mid-transaction or dead: the pool then drops it.
       let broken: Error | undefined;
+      // A checked-out client has no listener of the pool's: its connection failing mid-transaction was an unhandled
+      // 'error' event, which ends the process. The statement in flight (or the next) fails on its own.
+      const lost = (error: Error) => void (broken ??= error);
+      client.on('error', lost);
       try {
         await runQuery(client, spanAttributes, 'BEGIN');
         const tx: Transaction = {
@@ -99,6 +133,8 @@ export function createPostgresDatabase(options: PostgresDatabaseOptions): Databa
         try {
           result = await fn(tx);
         } catch (error) {
+          // A connection lost or not answering has nothing to roll back (the server does so as it ends): drop it.
+          if (error instanceof DatabaseUnavailableError) throw error;
           try {
             await runQuery(client, spanAttributes, 'ROLLBACK');
           } catch (rollbackError) {
@@ -114,7 +150,11 @@ export function createPostgresDatabase(options: PostgresDatabaseOptions): Databa
         }
         runAfterCommit(callbacks, options.logger);
         return result;
+      } catch (error) {
+        if (error instanceof DatabaseUnavailableError) broken ??= error;
+        throw error;
       } finally {
+        client.removeListener('error', lost);
         client.release(broken);
       }
     },

@@ -1,3 +1,4 @@
+import { CacheTimeoutError, CacheUnavailableError } from '../cache/errors';
 import type { Cache } from '../cache/port';
 
 export interface RateLimitRule {
@@ -35,6 +36,10 @@ const CLOCK_SKEW_GRACE_MS = 2_000;
  * That is acceptable for abuse protection; a sliding log would be exact at edges but costs memory per request.
  *
  * The window start is part of the key, so every replica counts the same window into the same counter.
+ *
+ * When the cache cannot count (Redis lost or not answering) the request is let through uncounted: these limits guard
+ * against abuse, and refusing instead turned a Redis outage into one of every API-key request and OAuth endpoint
+ * (the token endpoint's refresh grants among them) on every replica (docs/architecture.md, When a dependency fails).
  */
 export function createRateLimiter(cache: Cache): RateLimiter {
   return {
@@ -44,7 +49,13 @@ export function createRateLimiter(cache: Cache): RateLimiter {
       const windowStart = now - (now % rule.windowMs);
       const windowEnd = windowStart + rule.windowMs;
       const counterKey = `ratelimit:${rule.windowMs}:${windowStart}:${key}`;
-      const { count } = await cache.increment(counterKey, windowEnd - now + CLOCK_SKEW_GRACE_MS);
+      let count: number;
+      try {
+        ({ count } = await cache.increment(counterKey, windowEnd - now + CLOCK_SKEW_GRACE_MS));
+      } catch (error) {
+        if (error instanceof CacheUnavailableError || error instanceof CacheTimeoutError) return uncounted(rule);
+        throw error;
+      }
       const allowed = count <= rule.limit;
       return {
         allowed,
@@ -54,6 +65,10 @@ export function createRateLimiter(cache: Cache): RateLimiter {
       };
     },
   };
+}
+
+function uncounted(rule: RateLimitRule): RateLimitDecision {
+  return { allowed: true, limit: rule.limit, remaining: rule.limit, retryAfterSeconds: 0 };
 }
 
 function assertRule(rule: RateLimitRule): void {

@@ -1,0 +1,27 @@
+import { DatabaseUnavailableError } from './errors';
+
+/**
+ * SQLSTATEs that say the server cannot run statements now rather than that a statement is wrong: class 08
+ * (connection exception), 57P01-57P03 (shutting down, cannot connect now), 53300 (too many connections) and 57014
+ * (cancelled: statement_timeout).
+ */
+function unavailableState(code: string): boolean {
+  return code.startsWith('08') || code.startsWith('57P') || code === '53300' || code === '57014';
+}
+
+/**
+ * The driver's own failures short of the server: `pg` and `pg-pool` raise plain Errors with these messages for a
+ * connection lost or refused mid-way, no pooled connection in time, and no answer in time (`query_timeout`).
+ */
+const DRIVER_UNAVAILABLE = /^(Connection terminated|timeout exceeded when trying to connect|Query read timeout)|is not queryable$/;
+
+/** `error` as a DatabaseUnavailableError when it says the database cannot be reached or answer now; else as it is. */
+export function unavailableOr(error: unknown): unknown {
+  if (!(error instanceof Error) || error instanceof DatabaseUnavailableError) return error;
+  const { code, syscall } = error as { code?: unknown; syscall?: unknown };
+  const unavailable =
+    typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)
+      ? unavailableState(code)
+      : typeof syscall === 'string' || DRIVER_UNAVAILABLE.test(error.message); // a socket's own failure (ECONNREFUSED…)
+  return unavailable ? new DatabaseUnavailableError(error) : error;
+}

@@ -1,0 +1,73 @@
+import { describeWith, startRedisRelay, uniquePrefix, type TcpProxy } from '@platform/test';
+import { CacheTimeoutError, CacheUnavailableError } from '../../src/cache/errors';
+import type { Cache } from '../../src/cache/port';
+import { createRedisCache } from '../../src/cache/redis-cache';
+import { AppError } from '../../src/errors';
+import { createLogger } from '../../src/logging/logger';
+import { createRateLimiter } from '../../src/ratelimit';
+import { waitFor, waitUntil } from './wait';
+
+const logger = createLogger({ level: 'silent' });
+
+/**
+ * The Redis adapter while Redis is away, through a relay that cuts or stalls its connections. A lost connection
+ * fails every command at once (CacheUnavailableError, an AppError `unavailable`), instead of holding it in the client's
+ * offline queue for the command timeout: every request that touched the cache (a generation read, a rate limit) took
+ * that long during an outage. Rate limits let requests through uncounted while the cache cannot count.
+ */
+describeWith('redis', 'redis cache while Redis is away', (url) => {
+  let relay: TcpProxy & { url: string };
+  let cache: Cache;
+  const events: string[] = [];
+
+  beforeAll(async () => {
+    relay = await startRedisRelay(url());
+    // A command timeout far beyond the test's: a command that waited for it instead of failing at once fails the test.
+    cache = createRedisCache({ url: relay.url, keyPrefix: uniquePrefix('outage'), logger, commandTimeoutMs: 120_000 });
+    await cache.subscribe('watched', () => undefined, { onLive: () => events.push('live'), onInterrupted: () => events.push('interrupted') });
+  });
+  afterAll(async () => {
+    await cache?.close();
+    await relay?.close();
+  });
+
+  it('fails commands at once while the connection is lost, as `unavailable`, and lets rate-limited requests through', async () => {
+    await cache.set('key', 'value', 60_000);
+    relay.cut();
+    await waitFor(() => events.includes('interrupted'), 'the connections to drop');
+    const failure = await cache.get('key').catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(CacheUnavailableError);
+    expect(failure).toBeInstanceOf(AppError);
+    expect(failure).toMatchObject({ code: 'unavailable' });
+    for (const command of [cache.set('key', 'other', 1_000), cache.increment('counter', 1_000), cache.publish('watched', 'x'), cache.ping()]) {
+      await expect(command).rejects.toBeInstanceOf(CacheUnavailableError);
+    }
+
+    const limiter = createRateLimiter(cache);
+    const rule = { limit: 1, windowMs: 60_000 };
+    for (let i = 0; i < 3; i++) await expect(limiter.consume('uncounted', rule)).resolves.toMatchObject({ allowed: true });
+  }, 30_000);
+
+  it('serves again and resumes its subscriptions once Redis is back, without being recreated', async () => {
+    relay.restore();
+    // Reconnection backs off to 5 s between attempts: generous waits.
+    await waitUntil(() => cache.get('key').catch(() => 'still away'), (value) => value === 'value', 'commands to be served again', 30_000);
+    await waitFor(() => events[events.length - 1] === 'live', 'the subscription to be live again', 30_000);
+    expect(events).toEqual(['live', 'interrupted', 'live']);
+  }, 60_000);
+
+  it('lets rate-limited requests through uncounted when Redis stops answering (each command times out)', async () => {
+    const stalling = createRedisCache({ url: relay.url, keyPrefix: uniquePrefix('stalled'), logger, commandTimeoutMs: 300 });
+    try {
+      await stalling.ping();
+      relay.freeze('');
+      await expect(stalling.increment('counter', 1_000)).rejects.toBeInstanceOf(CacheTimeoutError);
+      const limiter = createRateLimiter(stalling);
+      await expect(limiter.consume('uncounted', { limit: 1, windowMs: 60_000 })).resolves.toMatchObject({ allowed: true });
+      await expect(limiter.consume('uncounted', { limit: 1, windowMs: 60_000 })).resolves.toMatchObject({ allowed: true });
+    } finally {
+      relay.thaw();
+      await stalling.close();
+    }
+  }, 30_000);
+});

@@ -65,7 +65,10 @@ export const MODULES: Record<string, ModuleDefinition<PlatformContext>> = {
     deps: ['telemetry'],
     async start(ctx) {
       const cache = await createCache(ctx.config.cache, ctx.logger);
-      ctx.readiness.push({ name: 'cache', check: () => cache.ping() });
+      // Listed, never a reason to be unready, like the bus: Redis holds nothing a process needs to serve (signals,
+      // counters, values that may be lost), and unready on it every pod would leave its Service at once
+      // (docs/architecture.md, When a dependency fails).
+      ctx.readiness.push({ name: 'cache', informational: true, check: () => cache.ping() });
       return { value: cache, stop: () => cache.close() };
     },
   },

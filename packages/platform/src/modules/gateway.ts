@@ -14,23 +14,17 @@ import {
 import type { PlatformContext } from '../context';
 
 /**
- * What the edge itself needs to serve: the cache (rate limits, sessions, signals). Not the bus: call records wait in
- * the recorder's buffer while it is down (and past the buffer are dropped, counted), which must not take every edge
- * replica out of its Service.
- */
-const EDGE_NEEDS = new Set(['cache']);
-
-/**
  * The HTTP edge. Its readiness is what it needs itself, never the services behind it: each service has its own
  * readiness (its gRPC health), and one of them down (a notifications pod draining, say) must not take every edge out
  * of its Service. Each service's gRPC health is still checked on /readyz, reported under `dependencies`. In a
- * process that runs only the edge, the other checks (the database the module graph opens) are informational too.
+ * process that runs only the edge, every other check is informational too: the edge needs no backing service to
+ * serve (the cache and the bus are never required; the database the module graph opens is not the edge's).
  */
 export async function gatewayModule(ctx: PlatformContext, running: RunningModules): Promise<RunningModule> {
   const clients = running.get<ServiceClients>('clients');
   const cache = running.get<Cache>('cache');
   if (!ctx.localGrpcServer) {
-    for (const check of ctx.readiness) if (!EDGE_NEEDS.has(check.name)) check.informational = true;
+    for (const check of ctx.readiness) check.informational = true;
   }
   for (const name of SERVICE_NAMES) {
     ctx.readiness.push({

@@ -89,6 +89,16 @@ describeWith('redis', 'the platform while Redis is away', () => {
     expect(called.status).toBe(200);
     expect(await called.json()).toMatchObject({ result: { content: [{ type: 'text', text: 'alpha: hi' }] } });
 
+    // A session this replica has not checked yet cannot be checked now: served, and logged now and then, not per request.
+    const unchecked = () => log.lines.filter((line) => line.msg === 'could not check whether an MCP session was ended').length;
+    const before = unchecked();
+    const fresh = await rawMcpSession(platform, gateway);
+    for (let id = 1; id <= 5; id += 1) {
+      const answer = await postMcp(platform, gateway, { jsonrpc: '2.0', id, method: 'tools/list' }, fresh, '2025-06-18');
+      expect(answer.status).toBe(200);
+    }
+    expect(unchecked() - before).toBeLessThanOrEqual(1);
+
     expect((await gateway.owner.get('/v1/me')).status).toBe(200);
     // Its per-minute limit cannot be counted: the request goes through uncounted.
     expect((await ApiClient.withApiKey(platform, apiKey).get('/v1/me')).status).toBe(200);

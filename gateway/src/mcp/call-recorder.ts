@@ -3,6 +3,7 @@ import {
   callRecordsDropped,
   EVENT_HEADERS,
   injectTraceHeaders,
+  LogThrottle,
   TOPICS,
   timeOrderedUuid,
   type BusMessage,
@@ -345,13 +346,11 @@ export function createCallRecorder(options: CallRecorderOptions): CallRecorder {
 
 /** Without a bus there is nowhere to send records: each is counted as dropped (and warned about now and then). */
 function droppingRecorder(logger: Logger): CallRecorder {
-  let lastWarning = 0;
+  const warnings = new LogThrottle(60_000);
   return {
     record() {
       callRecordsDropped.inc({ reason: 'no_bus' });
-      if (Date.now() - lastWarning < 60_000) return;
-      lastWarning = Date.now();
-      logger.warn('MCP call records are dropped: this edge has no event bus');
+      if (warnings.pass() !== undefined) logger.warn('MCP call records are dropped: this edge has no event bus');
     },
     flush: () => Promise.resolve(),
   };

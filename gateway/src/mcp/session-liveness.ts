@@ -1,4 +1,4 @@
-import type { Cache, Logger } from '@platform/runtime';
+import { LogThrottle, type Cache, type Logger } from '@platform/runtime';
 import { BoundedMap } from '../bounded-map';
 
 const CHANNEL = 'mcp:session-ended';
@@ -17,6 +17,7 @@ export class SessionLiveness {
   /** Sessions the shared cache said were live (asked once per session). */
   private readonly live = new BoundedMap<string, true>(MAX_REMEMBERED);
   private readonly endedListeners = new Set<(sessionKey: string) => void>();
+  private readonly uncheckedWarnings = new LogThrottle(10_000);
   private unsubscribe: (() => Promise<void>) | undefined;
 
   constructor(
@@ -55,8 +56,10 @@ export class SessionLiveness {
         return true;
       }
     } catch (error) {
-      // Without the cache an ended session could be used on a replica that never saw it: refuse nothing, log.
-      this.logger.warn({ err: error }, 'could not check whether an MCP session was ended');
+      // Without the cache an ended session could be used on a replica that never saw it: refuse nothing, log (now
+      // and then: during a Redis outage this is every request of every session new to this replica).
+      const suppressed = this.uncheckedWarnings.pass();
+      if (suppressed !== undefined) this.logger.warn({ err: error, suppressed }, 'could not check whether an MCP session was ended');
       return false;
     }
     this.live.set(sessionKey, true);

@@ -28,7 +28,8 @@ export interface PostgresDatabaseOptions {
  * - `statementMs`: PostgreSQL's `statement_timeout`: the server cancels a statement that runs longer (a lock wait).
  * - `readMs`: the driver's own `query_timeout`, for a server that answers nothing at all and so cancels nothing; the
  *   connection is then dropped, never reused. Longer than `statementMs`: a slow server says so itself first.
- * Migrations run on their own connection (withAdvisoryLock) without these bounds: an index build may take long.
+ * Migrations run on their own connection (withAdvisoryLock) without the statement bounds (an index build may take
+ * long); only its opening is bounded by `connectMs`.
  */
 export const POOL_TIMEOUTS = { connectMs: 5_000, statementMs: 30_000, readMs: 35_000 };
 
@@ -161,8 +162,9 @@ export function createPostgresDatabase(options: PostgresDatabaseOptions): Databa
 
     async withAdvisoryLock<T>(key: string, fn: (db: Queryable) => Promise<T>): Promise<T> {
       // A dedicated connection outside the pool: a session lock must stay on one session, and holding it
-      // must never take a pool slot that `fn` itself may need.
-      const client = new Client(connection);
+      // must never take a pool slot that `fn` itself may need. Its statements are unbounded (a migration's index
+      // build, the wait for another replica's lock), its opening is not: a stalled server fails a start, not hangs it.
+      const client = new Client({ ...connection, connectionTimeoutMillis: timeouts.connectMs });
       client.on('error', (error) => options.logger.warn({ err: { name: error.name, message: error.message } }, 'advisory lock connection failed'));
       await client.connect();
       try {

@@ -1,2 +1,3 @@
 export * from './logger';
 export * from './process-warnings';
+export * from './log-throttle';

@@ -89,7 +89,10 @@ describeWith('postgres', 'Postgres pool when the database fails', (adminUrl) => 
     proxy.stall();
     await expect(db.query('SELECT 1')).rejects.toMatchObject(unavailable);
     await expect(db.transaction((tx) => tx.query('SELECT 1'))).rejects.toMatchObject(unavailable);
+    // The migrations' own connection too: a start against such a server fails rather than hangs.
+    await expect(db.withAdvisoryLock('outage-test', async () => 'locked')).rejects.toThrow();
     proxy.thaw();
+    await expect(db.withAdvisoryLock('outage-test', async () => 'locked')).resolves.toBe('locked');
     await expect(db.query('SELECT 1')).resolves.toMatchObject({ rowCount: 1 });
   });
 

@@ -19,8 +19,8 @@ async function heapInUse(): Promise<number> {
   return process.memoryUsage().heapUsed;
 }
 
-const WARM_UP = 300;
-const RUNS_PER_WINDOW = 300;
+const WARM_UP = 200;
+const RUNS_PER_WINDOW = 200;
 /**
  * What a run may appear to keep on average, in the quieter of two windows: what warming up (code, pools, caches) and
  * the collector's timing leave. Each check and each discovery used to keep about 8 kB for the life of the process,

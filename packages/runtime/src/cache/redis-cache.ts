@@ -43,10 +43,25 @@ const TIMEOUT_SWEEP_MS = 1_000;
 class CommandDeadlines {
   private readonly pending = new Set<{ startedAt: number; reject(error: Error): void }>();
   private readonly sweep: NodeJS.Timeout;
+  /** A command timed out and none has been answered since: the connection is up but Redis does not answer. */
+  private stalled = false;
+  /** While stalled, the one command sent to find out whether Redis answers again. */
+  private probing = false;
 
   constructor(private readonly timeoutMs: number) {
     this.sweep = setInterval(() => this.expire(), Math.min(TIMEOUT_SWEEP_MS, timeoutMs));
     this.sweep.unref();
+  }
+
+  /**
+   * Lets a command be sent, or refuses it at once while Redis is stalled and another command is already finding out
+   * whether it answers again: otherwise every request would wait the whole timeout during a stall, as during an
+   * outage before commands failed fast (docs/architecture.md, When a dependency fails).
+   */
+  admit(): void {
+    if (!this.stalled) return;
+    if (this.probing) throw new CacheUnavailableError();
+    this.probing = true;
   }
 
   bound<T>(command: Promise<T>): Promise<T> {
@@ -56,14 +71,21 @@ class CommandDeadlines {
       command.then(
         (value) => {
           this.pending.delete(entry);
+          this.answered();
           resolve(value);
         },
         (error: unknown) => {
           this.pending.delete(entry);
+          this.answered();
           reject(error);
         },
       );
     });
+  }
+
+  private answered(): void {
+    this.stalled = false;
+    this.probing = false;
   }
 
   stop(): void {
@@ -76,6 +98,8 @@ class CommandDeadlines {
       // A Set iterates in insertion order, which is start order: the first command still in time ends the sweep.
       if (entry.startedAt > startedBefore) return;
       this.pending.delete(entry);
+      this.stalled = true;
+      this.probing = false;
       entry.reject(new CacheTimeoutError(this.timeoutMs));
     }
   }
@@ -162,6 +186,7 @@ export function createRedisCache(options: RedisCacheOptions): Cache {
     // timeout, so during an outage every request that touched the cache (a generation read, a rate limit) took 5 s,
     // and then fell back or failed all the same. A refused command is never run later either.
     if (!client.isReady) throw new CacheUnavailableError();
+    deadlines.admit();
     return client;
   }
 

@@ -56,7 +56,7 @@ describeWith('redis', 'redis cache while Redis is away', (url) => {
     expect(events).toEqual(['live', 'interrupted', 'live']);
   }, 60_000);
 
-  it('lets rate-limited requests through uncounted when Redis stops answering (each command times out)', async () => {
+  it('lets rate-limited requests through uncounted when Redis stops answering, and waits out one command at a time', async () => {
     const stalling = createRedisCache({ url: relay.url, keyPrefix: uniquePrefix('stalled'), logger, commandTimeoutMs: 300 });
     try {
       await stalling.ping();
@@ -65,6 +65,18 @@ describeWith('redis', 'redis cache while Redis is away', (url) => {
       const limiter = createRateLimiter(stalling);
       await expect(limiter.consume('uncounted', { limit: 1, windowMs: 60_000 })).resolves.toMatchObject({ allowed: true });
       await expect(limiter.consume('uncounted', { limit: 1, windowMs: 60_000 })).resolves.toMatchObject({ allowed: true });
+
+      // Stalled: one command finds out whether Redis answers again (it waits the timeout); the others meanwhile are
+      // refused at once rather than each waiting it too.
+      const probe = stalling.get('key').catch((error: unknown) => error);
+      const meanwhile = await Promise.all([stalling.get('key'), stalling.ping(), stalling.increment('counter', 1_000)].map((command) => command.catch((error: unknown) => error)));
+      for (const refused of meanwhile) expect(refused).toBeInstanceOf(CacheUnavailableError);
+      expect(await probe).toBeInstanceOf(CacheTimeoutError);
+
+      // Once Redis answers (the frozen bytes included), commands go out freely again.
+      relay.thaw();
+      await waitUntil(() => stalling.ping().then(() => 'answered', () => 'not yet'), (value) => value === 'answered', 'Redis to answer again', 10_000);
+      await expect(Promise.all([stalling.ping(), stalling.ping(), stalling.increment('counter', 1_000)])).resolves.toHaveLength(3);
     } finally {
       relay.thaw();
       await stalling.close();

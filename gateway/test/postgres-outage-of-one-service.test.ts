@@ -6,6 +6,7 @@ import {
   freePort,
   gatewayFronting,
   infraUrl,
+  memoryLogger,
   postMcp,
   rawMcpSession,
   realInfraEnv,
@@ -27,6 +28,7 @@ import {
  * once.
  */
 describeWith('postgres', "a service's PostgreSQL outage", (postgresUrl) => {
+  const catalogLog = memoryLogger('catalog');
   let upstream: McpUpstream;
   let relay: TcpProxy;
   let catalog: RunningPlatform;
@@ -51,7 +53,7 @@ describeWith('postgres', "a service's PostgreSQL outage", (postgresUrl) => {
     const [catalogPort, mainPort] = [await freePort(), await freePort()];
     const env = { ...infra.env, ALLOWED_INTERNAL_NETWORKS: '127.0.0.0/8', MCP_PUBLISH_POLICY: 'self_publish', MCP_HEALTH_CHECK_SECONDS: '0', MCP_REFRESH_SECONDS: '0' };
     const elsewhere = Object.fromEntries(['IDENTITY', 'AGENTS', 'KNOWLEDGE', 'BILLING', 'NOTIFICATIONS'].map((name) => [`${name}_SERVICE_ADDR`, `127.0.0.1:${mainPort}`]));
-    catalog = await startPlatform({ target: 'catalog', env: { ...env, ...elsewhere, DATABASE_URL: relayed.toString(), GRPC_PORT: String(catalogPort) } });
+    catalog = await startPlatform({ target: 'catalog', logger: catalogLog.logger, env: { ...env, ...elsewhere, DATABASE_URL: relayed.toString(), GRPC_PORT: String(catalogPort) } });
     main = await startPlatform({
       target: 'gateway,identity,agents,knowledge,billing,notifications',
       env: { ...env, GRPC_PORT: String(mainPort), CATALOG_SERVICE_ADDR: `127.0.0.1:${catalogPort}`, BOOTSTRAP_ADMIN_EMAIL: TEST_ADMIN.email, BOOTSTRAP_ADMIN_PASSWORD: TEST_ADMIN.password },
@@ -101,6 +103,10 @@ describeWith('postgres', "a service's PostgreSQL outage", (postgresUrl) => {
     expect((await gateway.owner.post(`/v1/teams/${gateway.teamSlug}/api-keys`, { name: 'while-away', kind: 'personal', scopes: ['query'] })).status).toBe(201);
 
     expect((await catalogReadiness()).checks.database).toMatchObject({ ok: false });
+    // The callers saw "unavailable"; the catalog's log says what it met (the driver's error), now and then.
+    const outages = catalogLog.lines.filter((line) => line.msg === 'gRPC handler met a dependency outage');
+    expect(outages.length).toBeGreaterThanOrEqual(1);
+    expect(JSON.stringify(outages[0])).toMatch(/ECONNREFUSED|Connection terminated|ECONNRESET|timeout/);
     const edgeReady = await fetch(platform.opsUrl('/readyz'));
     expect(edgeReady.status).toBe(200);
     await expectEventually(async () => {

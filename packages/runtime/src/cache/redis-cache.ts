@@ -45,10 +45,14 @@ class CommandDeadlines {
   private readonly sweep: NodeJS.Timeout;
   /** A command timed out and none has been answered since: the connection is up but Redis does not answer. */
   private stalled = false;
-  /** While stalled, the one command sent to find out whether Redis answers again. */
-  private probing = false;
+  /** While stalled, when the one command sent to find out whether Redis answers again was sent (undefined: none). */
+  private probeSentAt: number | undefined;
 
-  constructor(private readonly timeoutMs: number) {
+  constructor(
+    private readonly timeoutMs: number,
+    /** Whether the connection is lost: a command it rejected then failed for that, not for what it asked. */
+    private readonly connectionLost: () => boolean,
+  ) {
     this.sweep = setInterval(() => this.expire(), Math.min(TIMEOUT_SWEEP_MS, timeoutMs));
     this.sweep.unref();
   }
@@ -60,8 +64,8 @@ class CommandDeadlines {
    */
   admit(): void {
     if (!this.stalled) return;
-    if (this.probing) throw new CacheUnavailableError();
-    this.probing = true;
+    if (this.probeSentAt !== undefined) throw new CacheUnavailableError();
+    this.probeSentAt = Date.now();
   }
 
   bound<T>(command: Promise<T>): Promise<T> {
@@ -76,6 +80,7 @@ class CommandDeadlines {
         },
         (error: unknown) => {
           this.pending.delete(entry);
+          if (this.connectionLost()) return reject(new CacheUnavailableError());
           this.answered();
           reject(error);
         },
@@ -85,7 +90,7 @@ class CommandDeadlines {
 
   private answered(): void {
     this.stalled = false;
-    this.probing = false;
+    this.probeSentAt = undefined;
   }
 
   stop(): void {
@@ -99,7 +104,8 @@ class CommandDeadlines {
       if (entry.startedAt > startedBefore) return;
       this.pending.delete(entry);
       this.stalled = true;
-      this.probing = false;
+      // The probe timed out (not a command sent before it): the next command may find out again.
+      if (this.probeSentAt !== undefined && entry.startedAt >= this.probeSentAt) this.probeSentAt = undefined;
       entry.reject(new CacheTimeoutError(this.timeoutMs));
     }
   }
@@ -141,7 +147,7 @@ export function createRedisCache(options: RedisCacheOptions): Cache {
   let closed = false;
 
   const commandTimeoutMs = options.commandTimeoutMs ?? COMMAND_TIMEOUT_MS;
-  const deadlines = new CommandDeadlines(commandTimeoutMs);
+  const deadlines = new CommandDeadlines(commandTimeoutMs, () => !client.isReady);
   const client: RedisClient = createClient({
     url,
     name: connectionName(keyPrefix, 'commands'),
@@ -150,9 +156,17 @@ export function createRedisCache(options: RedisCacheOptions): Cache {
     socket: { reconnectStrategy: reconnectDelay },
   });
   watchConnection(client, 'commands');
-  // Connecting starts now; commands issued meanwhile wait for it. A failure is logged by the 'error' listener.
+  // Connecting starts now; commands issued meanwhile wait for it, but never past its first failed attempt or the
+  // command timeout: node-redis retries for ever, and a process started while Redis is away serves all the same
+  // (docs/architecture.md, When a dependency fails). A failure is logged by the 'error' listener.
+  let connectedOnce = false;
+  let firstAttemptFailed = () => {};
+  const firstFailure = new Promise<void>((resolve) => (firstAttemptFailed = resolve));
+  client.on('error', () => firstAttemptFailed());
   const ready = client.connect().then(
-    () => undefined,
+    () => {
+      connectedOnce = true;
+    },
     (error: unknown) => {
       if (!closed) logger.error({ error: scrub(error, password) }, 'Redis connection failed for good');
       throw error;
@@ -181,7 +195,12 @@ export function createRedisCache(options: RedisCacheOptions): Cache {
 
   async function commands(): Promise<RedisClient> {
     if (closed) throw new CacheClosedError();
-    await ready;
+    if (!connectedOnce) {
+      let timer: NodeJS.Timeout | undefined;
+      const timedOut = new Promise<void>((resolve) => (timer = setTimeout(resolve, commandTimeoutMs)));
+      await Promise.race([ready, firstFailure, timedOut]).finally(() => clearTimeout(timer));
+      if (!connectedOnce) throw new CacheUnavailableError();
+    }
     // Lost and reconnecting: refuse at once. Commands used to wait in node-redis's offline queue for the command
     // timeout, so during an outage every request that touched the cache (a generation read, a rate limit) took 5 s,
     // and then fell back or failed all the same. A refused command is never run later either.

@@ -6,6 +6,7 @@ import { runAfterCommit } from './after-commit';
 import { tracedQuery } from './traced-query';
 import { withoutBoundValues } from './query-error';
 import { DatabaseUnavailableError } from './errors';
+import { sqlStateOf } from './sql-state';
 import { unavailableOr } from './unavailable';
 import { OID, parseInt8, parseUtcDate, parseUtcTimestamp } from './type-parsers';
 
@@ -189,8 +190,8 @@ export function createPostgresDatabase(options: PostgresDatabaseOptions): Databa
   };
 }
 
-/** Errors from the server carry a five-character SQLSTATE; a connection failure has none (or class 08). */
+/** Errors from the server carry a SQLSTATE; a connection failure has none (or class 08). */
 function isConnectionError(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code !== 'string' || code.length !== 5 || code.startsWith('08');
+  const state = sqlStateOf(error);
+  return state === undefined || state.startsWith('08');
 }

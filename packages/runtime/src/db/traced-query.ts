@@ -2,6 +2,7 @@ import type { Attributes } from '@opentelemetry/api';
 import { SpanKind, trace, withSpan } from '../telemetry/tracing';
 import type { QueryResult } from './port';
 import { querySummary } from './query-summary';
+import { sqlStateOf } from './sql-state';
 
 /** Both adapters speak PostgreSQL (PGlite is PostgreSQL compiled to WebAssembly). */
 const DB_SYSTEM = 'postgresql';
@@ -58,7 +59,8 @@ export function tracedQuery<Row>(
 
 /** A server's error by its SQLSTATE (`23505`); a failure short of the server by its code (`ECONNREFUSED`) or class. */
 function failureAttributes(error: unknown): Attributes {
+  const state = sqlStateOf(error);
+  if (state !== undefined) return { 'db.response.status_code': state, 'error.type': state };
   const { code, name } = (error ?? {}) as { code?: unknown; name?: unknown };
-  if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return { 'db.response.status_code': code, 'error.type': code };
   return { 'error.type': typeof code === 'string' ? code : typeof name === 'string' ? name : '_OTHER' };
 }

@@ -1,12 +1,14 @@
 import { DatabaseUnavailableError } from './errors';
+import { sqlStateOf } from './sql-state';
 
 /**
  * SQLSTATEs that say the server cannot run statements now rather than that a statement is wrong: class 08
- * (connection exception), 57P01-57P03 (shutting down, cannot connect now), 53300 (too many connections) and 57014
- * (cancelled: statement_timeout).
+ * (connection exception) but 08P01 (protocol violation: a statement sent with the wrong number of parameters, a bug),
+ * 57P01-57P03 (shutting down, cannot connect now), 53300 (too many connections) and 57014 (cancelled:
+ * statement_timeout).
  */
 function unavailableState(code: string): boolean {
-  return code.startsWith('08') || code.startsWith('57P') || code === '53300' || code === '57014';
+  return (code.startsWith('08') && code !== '08P01') || code.startsWith('57P') || code === '53300' || code === '57014';
 }
 
 /**
@@ -18,10 +20,11 @@ const DRIVER_UNAVAILABLE = /^(Connection terminated|timeout exceeded when trying
 /** `error` as a DatabaseUnavailableError when it says the database cannot be reached or answer now; else as it is. */
 export function unavailableOr(error: unknown): unknown {
   if (!(error instanceof Error) || error instanceof DatabaseUnavailableError) return error;
-  const { code, syscall } = error as { code?: unknown; syscall?: unknown };
+  const state = sqlStateOf(error);
+  const { syscall } = error as { syscall?: unknown };
   const unavailable =
-    typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)
-      ? unavailableState(code)
-      : typeof syscall === 'string' || DRIVER_UNAVAILABLE.test(error.message); // a socket's own failure (ECONNREFUSED…)
+    state !== undefined
+      ? unavailableState(state)
+      : typeof syscall === 'string' || DRIVER_UNAVAILABLE.test(error.message); // a socket's own failure (ECONNREFUSED, EPIPE…)
   return unavailable ? new DatabaseUnavailableError(error) : error;
 }

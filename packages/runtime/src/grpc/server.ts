@@ -10,6 +10,7 @@ import {
   type UntypedServiceImplementation,
 } from '@grpc/grpc-js';
 import { AppError } from '../errors/app-error';
+import { LogThrottle } from '../logging/log-throttle';
 import { withLogContext, type Logger } from '../logging/logger';
 import { grpcServerDuration } from '../telemetry/metrics';
 import { extractTraceContext, SpanKind, withSpan } from '../telemetry/tracing';
@@ -60,6 +61,8 @@ export class GrpcServer {
   /** The wrapped handlers by method path, for calls through `localChannel()`. */
   private readonly localMethods = new Map<string, LocalMethod>();
   private readonly localCalls = new Set<LocalCallInFlight>();
+  /** A dependency's outage fails every call that needs it: its cause is logged now and then, not per call. */
+  private readonly outageWarnings = new LogThrottle(10_000);
   private stopping = false;
 
   constructor(private readonly options: GrpcServerOptions) {
@@ -186,6 +189,10 @@ export class GrpcServer {
             } else if (error.code === 'internal') {
               // The caller only ever sees "Internal error"; the detail is for operators.
               this.logger.error({ err: thrown instanceof AppError ? (thrown.cause ?? thrown) : thrown, service, method }, 'gRPC handler failed');
+            } else if (error.code === 'unavailable' && thrown instanceof AppError && thrown.cause !== undefined) {
+              // The caller sees "unavailable"; what was (the database's or the cache's own error) is for operators.
+              const suppressed = this.outageWarnings.pass();
+              if (suppressed !== undefined) this.logger.warn({ err: thrown.cause, service, method, suppressed }, 'gRPC handler met a dependency outage');
             }
             result = { error };
           }

@@ -48,6 +48,19 @@ describeWith('redis', 'redis cache while Redis is away', (url) => {
     for (let i = 0; i < 3; i++) await expect(limiter.consume('uncounted', rule)).resolves.toMatchObject({ allowed: true });
   }, 30_000);
 
+  it('fails commands as `unavailable` when Redis was away from the start, instead of waiting for its first connection', async () => {
+    relay.cut();
+    const late = createRedisCache({ url: relay.url, keyPrefix: uniquePrefix('late'), logger, commandTimeoutMs: 120_000 });
+    try {
+      // node-redis retries the first connection for ever; a command waits for its first failed attempt at most.
+      await expect(late.get('key')).rejects.toBeInstanceOf(CacheUnavailableError);
+      await expect(late.increment('counter', 1_000)).rejects.toBeInstanceOf(CacheUnavailableError);
+    } finally {
+      relay.restore();
+      await late.close();
+    }
+  }, 30_000);
+
   it('serves again and resumes its subscriptions once Redis is back, without being recreated', async () => {
     relay.restore();
     // Reconnection backs off to 5 s between attempts: generous waits.

@@ -105,5 +105,9 @@ describeWith('postgres', 'Postgres pool when the database fails', (adminUrl) => 
     const error = await db.query('SELECT * FROM no_such_table').catch((e: unknown) => e);
     expect(error).not.toBeInstanceOf(AppError);
     expect(error).toMatchObject({ code: '42P01' });
+    // Nor is one sent with the wrong number of parameters (SQLSTATE 08P01, of the connection class): a bug.
+    const misbound = await db.query('SELECT $1::int + $2::int', [1]).catch((e: unknown) => e);
+    expect(misbound).not.toBeInstanceOf(AppError);
+    expect(misbound).toMatchObject({ code: '08P01' });
   });
 });

@@ -1,5 +1,6 @@
 import { startPlatform, type RunningPlatform } from '@platform/platform/src/platform';
 import {
+  asTestPlatform,
   describeWith,
   eventually,
   expectEventually,
@@ -58,16 +59,7 @@ describeWith('postgres', "a service's PostgreSQL outage", (postgresUrl) => {
       target: 'gateway,identity,agents,knowledge,billing,notifications',
       env: { ...env, GRPC_PORT: String(mainPort), CATALOG_SERVICE_ADDR: `127.0.0.1:${catalogPort}`, BOOTSTRAP_ADMIN_EMAIL: TEST_ADMIN.email, BOOTSTRAP_ADMIN_PASSWORD: TEST_ADMIN.password },
     });
-    const appUrl = main.context.config.env.APP_URL;
-    platform = {
-      platform: main,
-      env,
-      url: (pathname) => `http://127.0.0.1:${main.httpPort}${pathname}`,
-      opsUrl: (pathname) => `http://127.0.0.1:${main.opsPort}${pathname}`,
-      origin: new URL(appUrl).origin,
-      appUrl,
-      stop: () => main.stop(),
-    };
+    platform = asTestPlatform(main, env, () => main.stop());
     gateway = await gatewayFronting(platform, 'pg-away', [{ slug: 'alpha', url: upstream.url }]);
     session = await rawMcpSession(platform, gateway);
   }, 120_000);

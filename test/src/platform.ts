@@ -103,6 +103,14 @@ export async function startTestPlatform(options: { env?: NodeJS.ProcessEnv; embe
     await infra.cleanup();
     throw error;
   }
+  return asTestPlatform(platform, env, async () => {
+    await platform.stop();
+    await infra.cleanup();
+  });
+}
+
+/** A running platform (one started by a test itself, e.g. one target of a split topology) as a TestPlatform. */
+export function asTestPlatform(platform: RunningPlatform, env: NodeJS.ProcessEnv, stop: () => Promise<void>): TestPlatform {
   const appUrl = platform.context.config.env.APP_URL;
   return {
     platform,
@@ -111,10 +119,7 @@ export async function startTestPlatform(options: { env?: NodeJS.ProcessEnv; embe
     opsUrl: (pathname) => platformOpsUrl(platform, pathname),
     origin: new URL(appUrl).origin,
     appUrl,
-    async stop() {
-      await platform.stop();
-      await infra.cleanup();
-    },
+    stop,
   };
 }
 

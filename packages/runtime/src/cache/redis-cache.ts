@@ -162,7 +162,7 @@ export function createRedisCache(options: RedisCacheOptions): Cache {
   let connectedOnce = false;
   let firstAttemptFailed = () => {};
   const firstFailure = new Promise<void>((resolve) => (firstAttemptFailed = resolve));
-  client.on('error', () => firstAttemptFailed());
+  client.once('error', () => firstAttemptFailed());
   const ready = client.connect().then(
     () => {
       connectedOnce = true;

@@ -1,5 +1,5 @@
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
-import { Pool } from 'undici';
+import { Pool, type Dispatcher } from 'undici';
 
 /**
  * A lean MCP Streamable HTTP load generator: raw JSON-RPC over undici keep-alive connections, so that it costs the
@@ -53,6 +53,48 @@ function answerOf(contentType: string, text: string, id: number): JsonRpcAnswer 
   throw new Error('the stream ended without an answer');
 }
 
+interface Reply {
+  status: number;
+  contentType: string;
+  sessionId: string;
+  text: string;
+}
+
+/** Collects one response (undici's handler interface): status, the two headers the client reads, the body as text. */
+class ReplyHandler implements Dispatcher.DispatchHandler {
+  private status = 0;
+  private contentType = '';
+  private sessionId = '';
+  private readonly chunks: Buffer[] = [];
+
+  constructor(
+    private readonly resolve: (reply: Reply) => void,
+    private readonly reject: (error: Error) => void,
+  ) {}
+
+  /** Marks the handler as undici's current interface (without it undici takes it for the deprecated one). */
+  onRequestStart(): void {}
+
+  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>): void {
+    this.status = statusCode;
+    this.contentType = String(headers['content-type'] ?? '');
+    this.sessionId = String(headers['mcp-session-id'] ?? '');
+  }
+
+  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.chunks.push(chunk);
+  }
+
+  onResponseEnd(): void {
+    const text = this.chunks.length === 1 ? this.chunks[0]!.toString('utf8') : Buffer.concat(this.chunks).toString('utf8');
+    this.resolve({ status: this.status, contentType: this.contentType, sessionId: this.sessionId, text });
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+    this.reject(error);
+  }
+}
+
 export class McpLoadClient {
   private readonly pool: Pool;
   private readonly path: string;
@@ -76,11 +118,19 @@ export class McpLoadClient {
     };
   }
 
-  private async post(body: unknown, session?: OpenSession): Promise<{ status: number; contentType: string; sessionId: string; text: string }> {
-    const response = await this.pool.request({ path: this.path, method: 'POST', headers: this.headers(session), body: JSON.stringify(body) });
-    const text = await response.body.text();
-    const header = (name: string) => String(response.headers[name] ?? '');
-    return { status: response.statusCode, contentType: header('content-type'), sessionId: header('mcp-session-id'), text };
+  /**
+   * One request through undici's dispatch API with a plain handler: no response stream or promise per request, the
+   * cheapest way undici offers, so the load generator takes as little of the machine's CPU from the processes it
+   * measures as it can (request() with body.text() cost it about 0.22 ms per call, as much as a third of the upstream).
+   */
+  private send(method: 'POST' | 'DELETE', headers: Record<string, string>, body?: string): Promise<Reply> {
+    return new Promise((resolve, reject) => {
+      this.pool.dispatch({ path: this.path, method, headers, ...(body !== undefined ? { body } : {}) }, new ReplyHandler(resolve, reject));
+    });
+  }
+
+  private post(body: unknown, session?: OpenSession): Promise<Reply> {
+    return this.send('POST', this.headers(session), JSON.stringify(body));
   }
 
   /** `initialize` and `notifications/initialized`, as any MCP client does once per session. */
@@ -119,8 +169,7 @@ export class McpLoadClient {
   }
 
   async close(session: OpenSession): Promise<void> {
-    const response = await this.pool.request({ path: this.path, method: 'DELETE', headers: this.headers(session) });
-    await response.body.dump();
+    await this.send('DELETE', this.headers(session));
   }
 
   async destroy(): Promise<void> {

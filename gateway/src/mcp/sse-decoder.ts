@@ -7,13 +7,40 @@ import { createParser, type EventSourceMessage, type EventSourceParser } from 'e
  */
 export const isMessageEvent = (event: EventSourceMessage): boolean => (event.event === undefined || event.event === 'message') && event.data !== '';
 
+const COLON = 0x3a;
+const LF = 0x0a;
+const CR = 0x0d;
+
+/** Whether `chunk` holds only whole comment lines (`: ping`) and blank lines: a keep-alive, which carries no message. */
+function keepAliveOnly(chunk: Buffer): boolean {
+  if (chunk[0] !== COLON) return false;
+  let at = 0;
+  while (at < chunk.length) {
+    if (chunk[at] === LF || chunk[at] === CR) {
+      at += 1;
+      continue;
+    }
+    if (chunk[at] !== COLON) return false;
+    const lineFeed = chunk.indexOf(LF, at);
+    const carriageReturn = chunk.indexOf(CR, at);
+    const end = lineFeed === -1 ? carriageReturn : carriageReturn === -1 ? lineFeed : Math.min(lineFeed, carriageReturn);
+    if (end === -1) return false;
+    at = end + 1;
+  }
+  return true;
+}
+
 /**
  * An SSE body's chunks in, its events out as each completes. An event still unfinished after `maxBytes` bytes is a
- * protocol error of the sender: `feed` then answers false and parses nothing more.
+ * protocol error of the sender: `feed` then answers false and parses nothing more. Keep-alive chunks that arrive
+ * between lines do not count: the parser discards comments, so they hold no memory, and a long-lived GET stream of
+ * nothing but keep-alives would otherwise be cut as an oversized message every `maxBytes` bytes.
  */
 export class SseDecoder {
   private pendingBytes = 0;
   private firstChunk = true;
+  /** The last chunk ended a line: the parser holds no unfinished line a comment could extend. */
+  private atLineStart = true;
   /** Made only when a chunk ends inside a character (or the stream starts with a byte-order mark). */
   private text: TextDecoder | undefined;
   private readonly parser: EventSourceParser;
@@ -34,8 +61,13 @@ export class SseDecoder {
   }
 
   feed(chunk: Buffer): boolean {
-    this.pendingBytes += chunk.length;
-    if (this.pendingBytes > this.maxBytes) return false;
+    if (chunk.length === 0) return true;
+    if (!(this.atLineStart && keepAliveOnly(chunk))) {
+      this.pendingBytes += chunk.length;
+      if (this.pendingBytes > this.maxBytes) return false;
+    }
+    const last = chunk[chunk.length - 1];
+    this.atLineStart = last === LF || last === CR;
     this.parser.feed(this.decode(chunk));
     return true;
   }

@@ -37,6 +37,20 @@ describe('SseDecoder', () => {
     expect(decodeAll(cut(text, 3)).events.map((e) => e.data)).toEqual(['{"first":true}']);
   });
 
+  it('does not count keep-alive comments between events, however many arrive', () => {
+    const keepAlives = Array.from({ length: 40 }, () => Buffer.from(': keep-alive\n\n'));
+    const { events, accepted } = decodeAll([...keepAlives, Buffer.from('data: {"a":1}\n\n'), ...keepAlives], 64);
+    expect(accepted.every(Boolean)).toBe(true);
+    expect(events.map((e) => e.data)).toEqual(['{"a":1}']);
+  });
+
+  it('counts a comment that arrives inside an unfinished line or event, so the limit still holds', () => {
+    // After "data: x" the comment's bytes extend that line; after whole data lines they still belong to one event.
+    expect(decodeAll([Buffer.from('data: x'), Buffer.from(`: ${'p'.repeat(100)}\n`)], 64).accepted).toEqual([true, false]);
+    const dataLines = Array.from({ length: 10 }, () => Buffer.from('data: 0123456789\n'));
+    expect(decodeAll(dataLines.flatMap((line) => [line, Buffer.from(': ping\n')]), 64).accepted).toContain(false);
+  });
+
   it('refuses an event still unfinished after the byte limit', () => {
     const { events, accepted } = decodeAll(cut(`data: ${'x'.repeat(100)}`, 50), 64);
     expect(accepted).toEqual([true, false]);

@@ -8,6 +8,11 @@ export interface TcpProxy {
    * client sees a stalled connection, as behind a half-open TCP connection or a hung middlebox.
    */
   freeze(marker: string): number;
+  /**
+   * As `freeze(marker)`, and freezes every connection opened from now on as soon as it sends `marker`, until `thaw()`:
+   * e.g. the subscriber connection (by the name it gives itself) never gets past its handshake while commands flow.
+   */
+  holdBack(marker: string): number;
   /** Relays again whatever was held back, then everything that follows (ends a `stall()` too). */
   thaw(): void;
   /**
@@ -29,6 +34,8 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
   let accepted = 0;
   let stalled = false;
   let down = false;
+  /** Set by `holdBack`: a connection that sends it is frozen from then on. */
+  let heldMarker: string | undefined;
   const proxy = createServer((client) => {
     accepted += 1;
     if (down) {
@@ -40,6 +47,7 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     pairs.add(pair);
     client.on('data', (chunk: Buffer) => {
       if (pair.sent.length < 4096) pair.sent += chunk.toString('latin1');
+      if (heldMarker !== undefined && pair.sent.toUpperCase().includes(heldMarker)) pair.frozen = true;
       server.write(chunk);
     });
     server.on('data', (chunk: Buffer) => (pair.frozen ? pair.held.push(chunk) : client.write(chunk)));
@@ -54,20 +62,26 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
   await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
   const address = proxy.address();
   if (typeof address !== 'object' || !address) throw new Error('the proxy has no port');
+  const freeze = (marker: string): number => {
+    let frozen = 0;
+    for (const pair of pairs) {
+      if (!pair.sent.toUpperCase().includes(marker.toUpperCase())) continue;
+      pair.frozen = true;
+      frozen += 1;
+    }
+    return frozen;
+  };
   return {
     port: address.port,
-    freeze(marker) {
-      let frozen = 0;
-      for (const pair of pairs) {
-        if (!pair.sent.toUpperCase().includes(marker.toUpperCase())) continue;
-        pair.frozen = true;
-        frozen += 1;
-      }
-      return frozen;
+    freeze,
+    holdBack(marker) {
+      heldMarker = marker.toUpperCase();
+      return freeze(marker);
     },
     accepted: () => accepted,
     thaw() {
       stalled = false;
+      heldMarker = undefined;
       for (const pair of pairs) {
         pair.frozen = false;
         for (const chunk of pair.held.splice(0)) pair.client.write(chunk);

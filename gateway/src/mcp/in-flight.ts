@@ -24,6 +24,7 @@ export class InFlightRequests {
     return `${sessionKey} ${JSON.stringify(id)}`;
   }
 
+  /** Cancellations are best effort (MCP): one announced while the subscription is not live is lost, and the request runs its course. */
   async listen(): Promise<void> {
     this.unsubscribe = await this.cache.subscribe(CHANNEL, (message) => {
       const { key, reason } = JSON.parse(message) as { key: string; reason?: string };

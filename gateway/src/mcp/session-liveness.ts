@@ -9,13 +9,18 @@ const MAX_REMEMBERED = 100_000;
  * Which sessions a client ended (DELETE). A sealed session id stays cryptographically valid, so ending one is
  * recorded in the shared cache for the session's remaining life and announced to every replica. A replica asks the
  * cache once per session it has not seen yet; after that it relies on the announcement, so the hot path costs no
- * cache round trip.
+ * cache round trip. Only while its subscription is live, though: before it is (a replica started while Redis was
+ * away) or after an interruption an end may be announced unheard, so it asks the cache at every request instead.
  */
 export class SessionLiveness {
   /** Ended sessions, until when they could still be presented. */
   private readonly ended = new BoundedMap<string, number>(MAX_REMEMBERED);
-  /** Sessions the shared cache said were live (asked once per session). */
+  /** Sessions the shared cache said were live (asked once per session), kept only while the subscription is live. */
   private readonly live = new BoundedMap<string, true>(MAX_REMEMBERED);
+  /** Every announcement reaches this replica (SubscriptionEvents), since the `subscribed` epoch began. */
+  private subscriptionLive = false;
+  /** Moves on whenever the subscription goes live: an answer asked before may predate an end announced unheard. */
+  private subscribed = 0;
   private readonly endedListeners = new Set<(sessionKey: string) => void>();
   private readonly uncheckedWarnings = new LogThrottle(10_000);
   private unsubscribe: (() => Promise<void>) | undefined;
@@ -27,7 +32,16 @@ export class SessionLiveness {
   ) {}
 
   async listen(): Promise<void> {
-    this.unsubscribe = await this.cache.subscribe(CHANNEL, (sessionKey) => this.markEnded(sessionKey));
+    this.unsubscribe = await this.cache.subscribe(CHANNEL, (sessionKey) => this.markEnded(sessionKey), {
+      onLive: () => {
+        this.subscribed += 1;
+        this.subscriptionLive = true;
+      },
+      onInterrupted: () => {
+        this.subscriptionLive = false;
+        this.live.clear();
+      },
+    });
   }
 
   async close(): Promise<void> {
@@ -50,6 +64,7 @@ export class SessionLiveness {
       this.ended.delete(sessionKey);
     }
     if (this.live.has(sessionKey)) return false;
+    const asked = this.subscriptionLive ? this.subscribed : undefined;
     try {
       if ((await this.cache.get(keyOf(sessionKey))) !== null) {
         this.markEnded(sessionKey);
@@ -62,7 +77,8 @@ export class SessionLiveness {
       if (suppressed !== undefined) this.logger.warn({ err: error, suppressed }, 'could not check whether an MCP session was ended');
       return false;
     }
-    this.live.set(sessionKey, true);
+    // Remembered only when no end can have been announced unheard since the cache was asked.
+    if (asked !== undefined && this.subscriptionLive && this.subscribed === asked) this.live.set(sessionKey, true);
     return false;
   }
 

@@ -17,7 +17,8 @@ export interface SubscriptionEvents {
   /**
    * The subscription is confirmed: every message published from now on is delivered, in order, until
    * `onInterrupted`. Called when it is first confirmed (normally before `subscribe` resolves; later if the
-   * connection failed meanwhile) and again after each interruption, once the subscription is confirmed anew.
+   * connection failed meanwhile, or if Redis was unreachable when subscribing) and again after each interruption,
+   * once the subscription is confirmed anew. Until the first call, messages may be missed.
    */
   onLive?(): void;
   /** Messages may be lost from now until the next `onLive` (the connection carrying the subscription failed). */
@@ -36,7 +37,11 @@ export interface Cache {
   delete(key: string): Promise<void>;
   /** Sends `message` to every subscriber of `channel` in every process sharing this cache. */
   publish(channel: string, message: string): Promise<void>;
-  /** Returns a function that ends the subscription. `events` tells when messages may have been missed. */
+  /**
+   * Returns a function that ends the subscription. `events` tells when messages may have been missed. Resolves once
+   * the subscription is registered, without waiting for an unreachable cache (a process starts without Redis): it
+   * becomes live when the cache answers. Rejects only once the cache is closed.
+   */
   subscribe(channel: string, handler: (message: string) => void, events?: SubscriptionEvents): Promise<() => Promise<void>>;
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -3,6 +3,7 @@ import { createClient } from 'redis';
 import type { Logger } from '../logging/logger';
 import { CacheClosedError, CacheTimeoutError, CacheUnavailableError } from './errors';
 import type { Cache, CounterResult, SubscriptionEvents } from './port';
+import { RedisSubscriber } from './redis-subscriber';
 
 type RedisClient = ReturnType<typeof createClient>;
 
@@ -136,8 +137,8 @@ export function describeRedisUrl(url: string): string {
 
 /**
  * The Redis adapter: one command connection and, created on the first `subscribe`, one subscriber connection
- * (a connection in subscribe mode cannot run other commands). Both reconnect on their own; while the command
- * connection is lost, commands fail at once (CacheUnavailableError).
+ * (a connection in subscribe mode cannot run other commands; redis-subscriber.ts). Both reconnect on their own; while
+ * the command connection is lost, commands fail at once (CacheUnavailableError); a subscription never waits for Redis.
  */
 export function createRedisCache(options: RedisCacheOptions): Cache {
   const { url, keyPrefix } = options;
@@ -174,9 +175,17 @@ export function createRedisCache(options: RedisCacheOptions): Cache {
   );
   ready.catch(() => undefined);
 
-  let subscriber: { connection: RedisClient; ready: Promise<RedisClient> } | undefined;
-  /** Subscriptions whose holders want to know when messages may have been missed (SubscriptionEvents). */
-  const watched = new Set<WatchedSubscription>();
+  const subscriber = new RedisSubscriber({
+    create() {
+      const connection = client.duplicate({ name: connectionName(keyPrefix, 'subscriber') });
+      watchConnection(connection, 'subscriber');
+      return connection;
+    },
+    keyPrefix,
+    logger,
+    confirmWithinMs: commandTimeoutMs,
+    describe: (error) => scrub(error, password),
+  });
 
   function watchConnection(connection: RedisClient, role: string): void {
     let lastMessage: string | undefined;
@@ -207,38 +216,6 @@ export function createRedisCache(options: RedisCacheOptions): Cache {
     if (!client.isReady) throw new CacheUnavailableError();
     deadlines.admit();
     return client;
-  }
-
-  function subscriberConnection(): Promise<RedisClient> {
-    if (!subscriber) {
-      const connection = client.duplicate({ name: connectionName(keyPrefix, 'subscriber') });
-      watchConnection(connection, 'subscriber');
-      watchSubscriptions(connection);
-      const created = { connection, ready: connection.connect().then(() => connection) };
-      created.ready.catch(() => {
-        if (subscriber === created) subscriber = undefined;
-      });
-      subscriber = created;
-    }
-    return subscriber.ready;
-  }
-
-  /**
-   * A failing subscriber connection may have lost messages: whatever the cause ('error' also fires for a reply
-   * that could not be parsed), its subscriptions count as interrupted until the connection is ready again.
-   * node-redis emits 'ready' after a reconnect only once it has re-subscribed every channel, so a subscription
-   * is live again from then on.
-   */
-  function watchSubscriptions(connection: RedisClient): void {
-    const interrupt = () => {
-      for (const subscription of watched) subscription.interrupt();
-    };
-    connection.on('error', interrupt);
-    connection.on('reconnecting', interrupt);
-    connection.on('end', interrupt);
-    connection.on('ready', () => {
-      for (const subscription of watched) subscription.resume();
-    });
   }
 
   return {
@@ -282,32 +259,7 @@ export function createRedisCache(options: RedisCacheOptions): Cache {
 
     async subscribe(channel: string, handler: (message: string) => void, events?: SubscriptionEvents): Promise<() => Promise<void>> {
       if (closed) throw new CacheClosedError();
-      const connection = await subscriberConnection();
-      const fullChannel = keyPrefix + channel;
-      const listener = (message: string) => {
-        try {
-          handler(message);
-        } catch (error) {
-          logger.error({ err: error, channel }, 'cache subscription handler failed');
-        }
-      };
-      const subscription = events ? new WatchedSubscription(events) : undefined;
-      if (subscription) watched.add(subscription);
-      try {
-        await deadlines.bound(connection.subscribe(fullChannel, listener));
-      } catch (error) {
-        if (subscription) watched.delete(subscription);
-        // The listener may stay registered for re-subscription; take it back so a retry does not double it.
-        connection.unsubscribe(fullChannel, listener).catch(() => undefined);
-        throw error;
-      }
-      // Confirmed by Redis; if the connection failed meanwhile, 'ready' confirms it again after re-subscribing.
-      if (subscription && connection.isReady) subscription.confirm();
-      return async () => {
-        if (subscription) watched.delete(subscription);
-        // Removes only this listener; the channel stays subscribed while others listen on it.
-        if (!closed) await deadlines.bound(connection.unsubscribe(fullChannel, listener));
-      };
+      return subscriber.subscribe(channel, handler, events);
     },
 
     async ping(): Promise<void> {
@@ -319,39 +271,12 @@ export function createRedisCache(options: RedisCacheOptions): Cache {
       if (closed) return;
       closed = true;
       deadlines.stop();
-      for (const subscription of watched) subscription.interrupt();
-      watched.clear();
+      const subscriptions = subscriber.close();
       const connections: Array<[RedisClient, Promise<unknown>]> = [[client, ready]];
-      if (subscriber) connections.push([subscriber.connection, subscriber.ready]);
+      if (subscriptions) connections.push([subscriptions.client, subscriptions.connected]);
       await Promise.all(connections.map(([connection, connected]) => shutDown(connection, connected, commandTimeoutMs)));
     },
   };
-}
-
-/** Turns connection events into the `SubscriptionEvents` of one subscription, each transition reported once. */
-class WatchedSubscription {
-  /** Redis has confirmed the SUBSCRIBE once: from then on 'ready' means re-subscribed. */
-  private confirmed = false;
-  private live = false;
-
-  constructor(private readonly events: SubscriptionEvents) {}
-
-  confirm(): void {
-    this.confirmed = true;
-    this.resume();
-  }
-
-  resume(): void {
-    if (!this.confirmed || this.live) return;
-    this.live = true;
-    this.events.onLive?.();
-  }
-
-  interrupt(): void {
-    if (!this.live) return;
-    this.live = false;
-    this.events.onInterrupted?.();
-  }
 }
 
 /**

@@ -236,7 +236,8 @@ function watch(generation: SharedGeneration, cache: Cache, options: SharedGenera
         },
       })
       .catch((error: unknown) => {
-        // Not subscribed (the cache unreachable at start): keep reading the shared value and try again later.
+        // A subscription is registered even while the cache is unreachable (live once it answers, reading the shared
+        // value until then); should one be refused all the same, keep reading the shared value and try again later.
         if (error instanceof CacheClosedError) return;
         setTimeout(subscribe, RESUBSCRIBE_DELAY_MS).unref();
       });

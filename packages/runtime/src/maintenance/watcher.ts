@@ -49,6 +49,8 @@ export function createMaintenanceWatcher(options: MaintenanceWatcherOptions): Ma
   let unsubscribe: (() => Promise<void>) | undefined;
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
+  /** `subscribe` has resolved: the first read follows it, so a confirmation from then on needs a read of its own. */
+  let subscribed = false;
 
   /** Takes a newer status; an older revision (a late signal, a slow read) never overwrites a newer one. */
   const accept = (next: MaintenanceStatus, whole: unknown): void => {
@@ -95,15 +97,26 @@ export function createMaintenanceWatcher(options: MaintenanceWatcherOptions): Ma
     async start() {
       stopped = false;
       try {
-        unsubscribe = await cache.subscribe(MAINTENANCE_CHANNEL, (message) => {
-          let parsed: unknown;
-          try {
-            parsed = JSON.parse(message);
-          } catch {
-            parsed = undefined;
-          }
-          take(parsed, 'maintenance signal');
-        });
+        unsubscribe = await cache.subscribe(
+          MAINTENANCE_CHANNEL,
+          (message) => {
+            let parsed: unknown;
+            try {
+              parsed = JSON.parse(message);
+            } catch {
+              parsed = undefined;
+            }
+            take(parsed, 'maintenance signal');
+          },
+          {
+            // Signals sent before the subscription was live (a process started while Redis was away, or one whose
+            // connection failed) are lost: read the setting now rather than at the next re-read.
+            onLive: () => {
+              if (subscribed && !stopped) void refresh();
+            },
+          },
+        );
+        subscribed = true;
       } catch (error) {
         // Without signals the re-read still delivers changes, only later.
         logger.warn({ err: error }, 'could not subscribe to maintenance signals');

@@ -4,6 +4,7 @@ import type { Cache } from '../../src/cache/port';
 import { createRedisCache } from '../../src/cache/redis-cache';
 import { AppError } from '../../src/errors';
 import { createLogger } from '../../src/logging/logger';
+import { createMaintenanceWatcher, MAINTENANCE_CHANNEL, type MaintenanceWatcher } from '../../src/maintenance';
 import { createRateLimiter } from '../../src/ratelimit';
 import { waitFor, waitUntil } from './wait';
 
@@ -95,4 +96,69 @@ describeWith('redis', 'redis cache while Redis is away', (url) => {
       await stalling.close();
     }
   }, 30_000);
+});
+
+/**
+ * A process started while Redis is away (docs/architecture.md, When a dependency fails): its subscriptions resolve
+ * once registered, without waiting for Redis (start waited for them, so a pod restarted during an outage never became
+ * ready), and become live, and deliver, once Redis answers. A follower that must not miss a change (the maintenance
+ * watcher) checks the truth once its subscription is live, since whatever was announced before is lost to it.
+ */
+describeWith('redis', 'redis cache started while Redis is away', (url) => {
+  let relay: TcpProxy & { url: string };
+  let cache: Cache;
+  let peer: Cache;
+  let watcher: MaintenanceWatcher | undefined;
+
+  beforeAll(async () => {
+    relay = await startRedisRelay(url());
+    relay.cut();
+    const keyPrefix = uniquePrefix('away-at-start');
+    // A command timeout far beyond the test's: a subscription that waited for it fails the test.
+    cache = createRedisCache({ url: relay.url, keyPrefix, logger, commandTimeoutMs: 120_000 });
+    peer = createRedisCache({ url: url(), keyPrefix, logger });
+  });
+  afterAll(async () => {
+    await watcher?.stop();
+    await cache?.close();
+    await peer?.close();
+    await relay?.close();
+  });
+
+  it('finishes subscribing (and a follower starting) without Redis, and delivers once Redis answers', async () => {
+    let setting = { enabled: false, reason: '', revision: '1' };
+    const change = (enabled: boolean) => (setting = { enabled, reason: enabled ? 'upgrade' : '', revision: String(Number(setting.revision) + 1) });
+    // Re-read only hourly: a change made while Redis is away reaches it only through the check once live.
+    watcher = createMaintenanceWatcher({ cache, fetch: async () => setting, refreshMs: 3_600_000, logger });
+    await watcher.start();
+    expect(watcher.isOn()).toBe(false);
+
+    const events: string[] = [];
+    const watched: string[] = [];
+    const plain: string[] = [];
+    const dropped: string[] = [];
+    await cache.subscribe('watched', (m) => watched.push(m), { onLive: () => events.push('live'), onInterrupted: () => events.push('interrupted') });
+    await cache.subscribe('plain', (m) => plain.push(m));
+    // Ended before Redis ever confirmed it: at once, and nothing reaches it later.
+    const unsubscribe = await cache.subscribe('dropped', (m) => dropped.push(m));
+    await unsubscribe();
+    expect(events).toEqual([]);
+
+    // Announced while Redis is away from this process: lost to it.
+    change(true);
+    relay.restore();
+    // Reconnection backs off to 5 s between attempts: generous waits.
+    await waitFor(() => events.includes('live'), 'the subscription to be live', 30_000);
+    await waitFor(() => watcher!.isOn(), 'the watcher to check the setting once its subscription is live', 30_000);
+
+    await peer.publish('dropped', 'not for it');
+    await peer.publish('watched', 'after');
+    await peer.publish('plain', 'after');
+    await waitFor(() => watched.length === 1 && plain.length === 1, 'the messages published once live');
+    expect([watched, plain, dropped]).toEqual([['after'], ['after'], []]);
+    expect(events).toEqual(['live']);
+
+    await peer.publish(MAINTENANCE_CHANNEL, JSON.stringify(change(false)));
+    await waitFor(() => !watcher!.isOn(), 'the maintenance signal');
+  }, 60_000);
 });

@@ -1,3 +1,4 @@
+import { runInNewContext } from 'node:vm';
 import { DatabaseError } from 'pg';
 import { DatabaseUnavailableError } from '../../src/db/errors';
 import { unavailableOr } from '../../src/db/unavailable';
@@ -15,6 +16,10 @@ describe('unavailableOr', () => {
     ['statement_timeout', serverError('57014')],
     ['too many connections', serverError('53300')],
     ['the pool waiting too long', new Error('timeout exceeded when trying to connect')],
+    [
+      "a socket's error from another realm (node's core under a test runner's sandbox)",
+      runInNewContext(`Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET', syscall: 'read', errno: -104 })`) as Error,
+    ],
   ])('takes %s for an outage', (_name, error) => {
     const mapped = unavailableOr(error);
     expect(mapped).toBeInstanceOf(DatabaseUnavailableError);

@@ -1,0 +1,133 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { Client } from 'pg';
+import { createMemoryCache, createPostgresDatabase, loadSecrets, type ClaimedRoundsTask, type Database, type ServiceClients } from '@platform/runtime';
+import {
+  adminClient,
+  databaseOf,
+  describeWith,
+  eventually,
+  grpcClients,
+  memoryLogger,
+  newPerson,
+  newTeam,
+  startTcpProxy,
+  startTestPlatform,
+  unique,
+  type TcpProxy,
+  type TestPerson,
+  type TestPlatform,
+} from '@platform/test';
+import type { CatalogDeps } from '../../src/deps';
+import { DiscoverySlots } from '../../src/domain/discovery-slots';
+import { scheduledRefresh } from '../../src/domain/scheduled-refresh';
+import { startControllableUpstream, type ControllableUpstream } from '../health/controllable-upstream';
+
+const OUTAGE_LINE = 'catalog database unavailable: scheduled re-discovery skips this round and tries again at the next';
+
+/**
+ * Scheduled re-discovery whose own database goes away (docs/catalog.md, Health checks and scheduled discovery): the
+ * outage is the catalog's, not the upstream's. The scheduler runs as one catalog replica would, with its own pool
+ * reaching the platform's database through a relay that cuts every connection; the test reads the server's recorded
+ * state through the platform, whose database stays reachable.
+ */
+describeWith('postgres', 'scheduled re-discovery while the catalog database is away', () => {
+  const log = memoryLogger('catalog');
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'refresh-outage-'));
+  let platform: TestPlatform;
+  let direct: Client;
+  let relay: TcpProxy;
+  let db: Database;
+  let clients: ServiceClients;
+  let task: ClaimedRoundsTask;
+  let upstream: ControllableUpstream;
+  let owner: TestPerson;
+  let team: string;
+  let serverId: string;
+
+  beforeAll(async () => {
+    platform = await startTestPlatform({ env: { ALLOWED_INTERNAL_NETWORKS: '127.0.0.0/8' } });
+    direct = await databaseOf(platform, { required: true });
+    const admin = await adminClient(platform);
+    owner = await newPerson(platform, admin, 'owner');
+    team = await newTeam(admin, owner);
+    upstream = await startControllableUpstream(['search']);
+    const created = await owner.client.post(`/v1/teams/${team}/mcp-servers`, { name: 'Scheduled', slug: unique('sched'), url: upstream.url, timeoutSeconds: 5 });
+    expect(created.status).toBe(201);
+    serverId = created.body.data.id;
+
+    const database = new URL(platform.env.DATABASE_URL!);
+    relay = await startTcpProxy({ host: database.hostname, port: Number(database.port || 5432) });
+    const relayed = new URL(database);
+    relayed.hostname = '127.0.0.1';
+    relayed.port = String(relay.port);
+    db = createPostgresDatabase({ url: relayed.toString(), poolMax: 2, logger: log.logger, timeouts: { connectMs: 2_000 } });
+    const { config } = platform.platform.context;
+    const secrets = await loadSecrets({ encryptionKey: platform.env.ENCRYPTION_KEY, apiKeyPepper: platform.env.API_KEY_PEPPER, dataDir, embedded: false, logger: log.logger });
+    clients = grpcClients(platform);
+    const deps: CatalogDeps = {
+      db,
+      cache: createMemoryCache({ keyPrefix: unique('refresh-outage') }),
+      logger: log.logger,
+      config: { ...config, env: { ...config.env, MCP_REFRESH_SECONDS: 3600 } },
+      secrets,
+      clients,
+      discoverySlots: new DiscoverySlots(),
+    };
+    task = scheduledRefresh(deps)!;
+  }, 120_000);
+
+  afterAll(async () => {
+    relay?.restore();
+    await db?.close();
+    await relay?.close();
+    await clients?.close();
+    await direct?.end();
+    await platform?.stop();
+    await upstream?.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  const recorded = async () => {
+    const { health, refreshedAt, lastRefreshError } = (await owner.client.get(`/v1/teams/${team}/mcp-servers/${serverId}`)).body.data;
+    return { health, refreshedAt, lastRefreshError };
+  };
+  const logged = (message: string) => log.lines.filter((line) => line.msg === message);
+
+  it('blames nothing on the upstream when the database fails mid-refresh: nothing recorded, the sweep skipped, logged now and then', async () => {
+    await direct.query(`UPDATE catalog.mcp_servers SET next_refresh_at = now() WHERE id = $1`, [serverId]);
+    const before = await recorded();
+    expect(before.lastRefreshError).toBeNull();
+
+    // The upstream answers; the database goes away while the discovery waits at it.
+    upstream.holdToolsList = true;
+    const round = task.runRound();
+    await eventually(() => upstream.pendingToolsList, (pending) => pending === 1);
+    relay.cut();
+    upstream.openToolsList();
+    // The server's refresh is skipped, and so is the rest of the sweep (the next claim meets the outage too).
+    await expect(round).resolves.toBe(1);
+    // Rounds while it lasts end at once, quietly.
+    await expect(task.runRound()).resolves.toBe(0);
+    await expect(task.runRound()).resolves.toBe(0);
+
+    const outage = logged(OUTAGE_LINE);
+    expect(outage).toHaveLength(1);
+    expect(outage[0]).toMatchObject({ level: 'warn', serverId });
+    for (const blamed of ['MCP server discovery failed', 'background work failed', 'background round failed']) expect(logged(blamed)).toEqual([]);
+    expect(await recorded()).toEqual(before);
+  }, 60_000);
+
+  it('discovers the server at its next schedule once the database answers', async () => {
+    relay.restore();
+    // One interval later (the refresh lease the failed refresh could not release has long run out by then).
+    await direct.query(`UPDATE catalog.mcp_servers SET next_refresh_at = now(), refresh_lease_until = NULL WHERE id = $1`, [serverId]);
+    await expect(task.runRound()).resolves.toBe(1);
+    const after = await recorded();
+    expect(after.lastRefreshError).toBeNull();
+    expect(after.refreshedAt).not.toBeNull();
+    const capabilities = (await owner.client.get(`/v1/teams/${team}/mcp-servers/${serverId}/capabilities`)).body.data as { name: string }[];
+    expect(capabilities.map((capability) => capability.name)).toEqual(['search']);
+  }, 60_000);
+});

@@ -1,5 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { DatabaseUnavailableError } from '../db/errors';
 import type { Logger } from '../logging';
+import { LogThrottle } from '../logging/log-throttle';
 import type { BackgroundTask } from '../service/define';
 
 export interface ClaimedRoundsOptions<T> {
@@ -20,6 +22,9 @@ export interface ClaimedRoundsTask extends BackgroundTask {
   runRound(): Promise<number>;
 }
 
+/** How often, at most, one task logs that its database is unavailable (it meets the outage at every round and item). */
+const OUTAGE_LOG_INTERVAL_MS = 60_000;
+
 /**
  * A background task that, every `pollMs`, works through what is due with at most `concurrency` workers, each
  * claiming one item at a time (so replicas share the load). `stop` aborts in-flight work and waits for the loop.
@@ -28,6 +33,15 @@ export function claimedRounds<T>(options: ClaimedRoundsOptions<T>): ClaimedRound
   const { logger, name } = options;
   let stopping = new AbortController();
   let loop: Promise<void> | null = null;
+  const outages = new LogThrottle(OUTAGE_LOG_INTERVAL_MS);
+
+  /** A failure, logged; a database outage at most once a minute per task, with the count held back. */
+  function report(error: unknown, message: string): void {
+    const err = (error as Error).message;
+    if (!(error instanceof DatabaseUnavailableError)) return logger.warn({ task: name, err }, message);
+    const suppressed = outages.pass();
+    if (suppressed !== undefined) logger.warn({ task: name, err, suppressed }, `${message}: the database is unavailable; trying again next round`);
+  }
 
   async function worker(signal: AbortSignal): Promise<number> {
     let done = 0;
@@ -37,7 +51,7 @@ export function claimedRounds<T>(options: ClaimedRoundsOptions<T>): ClaimedRound
       try {
         await options.work(item, signal);
       } catch (error) {
-        if (!signal.aborted) logger.warn({ task: name, err: (error as Error).message }, 'background work failed');
+        if (!signal.aborted) report(error, 'background work failed');
       }
       done++;
     }
@@ -59,7 +73,7 @@ export function claimedRounds<T>(options: ClaimedRoundsOptions<T>): ClaimedRound
         await runRound();
       } catch (error) {
         // The database may be briefly unreachable: try again next round.
-        if (!signal.aborted) logger.warn({ task: name, err: (error as Error).message }, 'background round failed');
+        if (!signal.aborted) report(error, 'background round failed');
       }
       await sleep(options.pollMs, undefined, { signal }).catch(() => undefined);
     }

@@ -1,4 +1,4 @@
-import { AppError, claimedRounds, DatabaseUnavailableError, LogThrottle, systemRequestContext, type ClaimedRoundsTask } from '@platform/runtime';
+import { AppError, claimedRounds, DatabaseUnavailableError, systemRequestContext, type ClaimedRoundsTask } from '@platform/runtime';
 import type { CatalogDeps } from '../deps';
 import { claimDueRefreshes } from '../store/refresh-store';
 import { refreshMcpServer } from './capabilities';
@@ -10,43 +10,24 @@ const SCHEDULER_CONTEXT = systemRequestContext('system', 'scheduled-refresh');
 /** Servers re-discovered at once by one replica. */
 const CONCURRENCY = 2;
 
-/** How often, at most, a catalog database outage is logged by the scheduler (it meets one at every round). */
-const OUTAGE_LOG_INTERVAL_MS = 60_000;
-
 /**
  * Scheduled re-discovery: every enabled server is refreshed once per `MCP_REFRESH_SECONDS` with the same domain
  * function as the refresh route, audited as the system. A new server is first due one interval after the scheduler
  * sees it. 0 turns it off.
  *
  * The catalog's own database failing (DatabaseUnavailableError) is not the upstream's: nothing is recorded on the
- * server (it could not be anyway), the sweep ends for this round, the outage is logged now and then, and the next
- * round tries again; a server claimed before it failed is due again one interval later.
+ * server (it could not be anyway), and the outage goes to claimedRounds, which logs it now and then and tries again
+ * next round; a server claimed before it failed is due again one interval later.
  */
 export function scheduledRefresh(deps: CatalogDeps): ClaimedRoundsTask | null {
   const intervalSeconds = deps.config.env.MCP_REFRESH_SECONDS;
   if (intervalSeconds === 0) return null;
-  const outages = new LogThrottle(OUTAGE_LOG_INTERVAL_MS);
-  const logOutage = (error: DatabaseUnavailableError, serverId?: string): void => {
-    const suppressed = outages.pass();
-    if (suppressed !== undefined) {
-      deps.logger.warn({ err: error.cause ?? error, serverId, suppressed }, 'catalog database unavailable: scheduled re-discovery skips this round and tries again at the next');
-    }
-  };
   return claimedRounds({
     name: 'catalog.scheduled-refresh',
     logger: deps.logger,
     pollMs: Math.min(intervalSeconds, MAX_POLL_SECONDS) * 1000,
     concurrency: CONCURRENCY,
-    async claim() {
-      try {
-        return (await claimDueRefreshes(deps.db, 1, intervalSeconds))[0] ?? null;
-      } catch (error) {
-        // Nothing more to claim this round: the sweep ends (a worker whose refresh met the outage ends here too).
-        if (!(error instanceof DatabaseUnavailableError)) throw error;
-        logOutage(error);
-        return null;
-      }
-    },
+    claim: async () => (await claimDueRefreshes(deps.db, 1, intervalSeconds))[0] ?? null,
     async work(server, signal) {
       try {
         await refreshMcpServer(
@@ -56,7 +37,7 @@ export function scheduledRefresh(deps: CatalogDeps): ClaimedRoundsTask | null {
         );
       } catch (error) {
         // Before the upstream check below: the database's failure is an `unavailable` AppError too.
-        if (error instanceof DatabaseUnavailableError) return logOutage(error, server.id);
+        if (error instanceof DatabaseUnavailableError) throw error;
         // An unreachable upstream is already recorded on the server and audited; health checks report it.
         if (!(error instanceof AppError && error.code === 'unavailable')) throw error;
       }

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Client } from 'pg';
-import { createMemoryCache, createPostgresDatabase, loadSecrets, type ClaimedRoundsTask, type Database, type ServiceClients } from '@platform/runtime';
+import { createMemoryCache, createPostgresDatabase, DatabaseUnavailableError, loadSecrets, type ClaimedRoundsTask, type Database, type ServiceClients } from '@platform/runtime';
 import {
   adminClient,
   databaseOf,
@@ -24,7 +24,7 @@ import { DiscoverySlots } from '../../src/domain/discovery-slots';
 import { scheduledRefresh } from '../../src/domain/scheduled-refresh';
 import { startControllableUpstream, type ControllableUpstream } from '../health/controllable-upstream';
 
-const OUTAGE_LINE = 'catalog database unavailable: scheduled re-discovery skips this round and tries again at the next';
+const OUTAGE_LINE = 'background work failed: the database is unavailable; trying again next round';
 
 /**
  * Scheduled re-discovery whose own database goes away (docs/catalog.md, Health checks and scheduled discovery): the
@@ -95,7 +95,7 @@ describeWith('postgres', 'scheduled re-discovery while the catalog database is a
   };
   const logged = (message: string) => log.lines.filter((line) => line.msg === message);
 
-  it('blames nothing on the upstream when the database fails mid-refresh: nothing recorded, the sweep skipped, logged now and then', async () => {
+  it('blames nothing on the upstream when the database fails mid-refresh: nothing recorded, the outage logged now and then', async () => {
     await direct.query(`UPDATE catalog.mcp_servers SET next_refresh_at = now() WHERE id = $1`, [serverId]);
     const before = await recorded();
     expect(before.lastRefreshError).toBeNull();
@@ -106,16 +106,15 @@ describeWith('postgres', 'scheduled re-discovery while the catalog database is a
     await eventually(() => upstream.pendingToolsList, (pending) => pending === 1);
     relay.cut();
     upstream.openToolsList();
-    // The server's refresh is skipped, and so is the rest of the sweep (the next claim meets the outage too).
-    await expect(round).resolves.toBe(1);
-    // Rounds while it lasts end at once, quietly.
-    await expect(task.runRound()).resolves.toBe(0);
-    await expect(task.runRound()).resolves.toBe(0);
+    // The server's refresh fails for the outage, and so does the round (the next claim meets it too), as every
+    // round while it lasts.
+    await expect(round).rejects.toBeInstanceOf(DatabaseUnavailableError);
+    await expect(task.runRound()).rejects.toBeInstanceOf(DatabaseUnavailableError);
+    await expect(task.runRound()).rejects.toBeInstanceOf(DatabaseUnavailableError);
 
-    const outage = logged(OUTAGE_LINE);
-    expect(outage).toHaveLength(1);
-    expect(outage[0]).toMatchObject({ level: 'warn', serverId });
-    for (const blamed of ['MCP server discovery failed', 'background work failed', 'background round failed']) expect(logged(blamed)).toEqual([]);
+    // Logged once (claimedRounds holds back the repeats), and never as the upstream's failure.
+    expect(logged(OUTAGE_LINE)).toEqual([expect.objectContaining({ level: 'warn', task: 'catalog.scheduled-refresh', suppressed: 0 })]);
+    expect(logged('MCP server discovery failed')).toEqual([]);
     expect(await recorded()).toEqual(before);
   }, 60_000);
 

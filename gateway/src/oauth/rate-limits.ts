@@ -1,3 +1,4 @@
+import { limitSubjectOf } from '@platform/runtime';
 import type { EdgeDeps } from '../edge-deps';
 
 /** §8: per client address, per minute, shared across replicas through the cache. */
@@ -17,9 +18,10 @@ const WINDOW_MS = 60_000;
  * the endpoint's limit. Returns the seconds to wait when refused, else null.
  */
 export async function overRateLimit(deps: EdgeDeps, endpoint: OAuthEndpoint, clientAddress: string): Promise<number | null> {
-  const decision = await deps.rateLimiter.consume(`oauth:${endpoint}:${clientAddress || 'unknown'}`, {
+  const decision = await deps.rateLimiter.consume(`oauth:${endpoint}:${limitSubjectOf(clientAddress) || 'unknown'}`, {
     limit: OAUTH_RATE_LIMITS[endpoint],
     windowMs: WINDOW_MS,
   });
   return decision.allowed ? null : Math.max(1, Math.ceil(decision.retryAfterSeconds));
 }
+

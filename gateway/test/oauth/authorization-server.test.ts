@@ -265,6 +265,25 @@ describe('authorize: sign-in, consent and codes', () => {
     expect(response.headers.get('referrer-policy')).toBe('same-origin');
   });
 
+  it('warns that a loopback redirect URI may be any program on the computer, even for a verified client', async () => {
+    // MCP authorization, Localhost Redirect URI Risks: anyone may name a verified client's document and a port of their own.
+    const loopbackTool = host.publish('/loopback-tool.json', (clientId) => ({ client_id: clientId, client_name: 'Loopback Tool', redirect_uris: [REDIRECT] }));
+    const webTool = host.publish('/web-tool.json', (clientId) => ({ client_id: clientId, client_name: 'Web Tool', redirect_uris: ['https://tool.example/callback'] }));
+    const resource = `${appUrl}/mcp/g2`;
+
+    const loopback = await authorize(authorizeParams({ client_id: loopbackTool, redirect_uri: 'http://127.0.0.1:5555/callback', resource }), alice.client.cookieHeader());
+    expect(loopback.status).toBe(200);
+    const loopbackHtml = await loopback.text();
+    expect(loopbackHtml).toContain('Verified');
+    expect(loopbackHtml).toContain('goes to <strong>127.0.0.1:5555</strong>, an address on your own computer where any program could be listening');
+
+    const web = await authorize(authorizeParams({ client_id: webTool, redirect_uri: 'https://tool.example/callback', resource }), alice.client.cookieHeader());
+    expect(web.status).toBe(200);
+    const webHtml = await web.text();
+    expect(webHtml).toContain('tool.example');
+    expect(webHtml).not.toContain('an address on your own computer');
+  });
+
   it('Deny sends access_denied with state and iss', async () => {
     const page = await authorize(authorizeParams({ resource: `${appUrl}/mcp/g2` }), alice.client.cookieHeader());
     const denied = await consentPost({ ...formFields(await page.text()), decision: 'deny' }, alice.client.cookieHeader());

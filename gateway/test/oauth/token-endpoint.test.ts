@@ -159,6 +159,14 @@ describe('the client address the §8 limit counts', () => {
     expect((await fetch(proxied.url('/oauth/token'), unsupportedGrant())).status).toBe(400);
   }, 60_000);
 
+  it('counts an IPv6 client by its /64 (it may rotate through the whole prefix), an IPv4-mapped one by its IPv4 address', async () => {
+    expect(await firstRefused(proxied, BURST, (i) => `2001:db8:5:6::${(i + 1).toString(16)}`)).toBeGreaterThanOrEqual(0);
+    // The neighbouring /64 has a limit of its own.
+    expect(await firstRefused(proxied, 1, () => '2001:db8:5:7::1')).toBe(-1);
+    // IPv4 clients reaching a dual-stack socket arrive IPv4-mapped: each is still its own address, never one /64 for all.
+    expect(await firstRefused(proxied, 70, (i) => `::ffff:198.51.100.${i + 101}`)).toBe(-1);
+  }, 60_000);
+
   it('is the socket\'s when it is not: X-Forwarded-For is ignored', async () => {
     expect(await firstRefused(platform, BURST, (i) => `192.0.2.${i + 1}`)).toBeGreaterThanOrEqual(0);
   }, 60_000);

@@ -1,4 +1,5 @@
 import type { OAuthClient } from '@platform/proto/gen/platform/identity/v1/oauth';
+import { isLoopbackHost } from '@platform/runtime';
 import { escapeHtml, layout } from './html';
 
 export interface ConsentPageInput {
@@ -19,13 +20,19 @@ export interface ConsentPageInput {
 export function consentPage(input: ConsentPageInput): string {
   const client = input.client;
   const clientName = client.clientName || client.clientId;
-  const redirectHost = new URL(input.redirectUri).host;
+  const redirect = new URL(input.redirectUri);
+  const redirectHost = redirect.host;
   const verification = client.verified
     ? `<span class="badge verified">Verified</span> identity published at <strong>${escapeHtml(hostOf(client.clientId))}</strong>`
     : '<span class="badge unverified">Unverified</span> registered itself dynamically; its name is not checked';
   const warning = client.verified
     ? ''
     : '<p class="warning">Only continue if you started this connection yourself and trust the application.</p>';
+  // MCP authorization (Localhost Redirect URI Risks): any program on the computer may listen on a loopback port and
+  // name a verified client's metadata document as its client_id; the badge cannot tell them apart.
+  const loopbackWarning = isLoopbackHost(redirect.hostname)
+    ? `<p class="warning">The authorization goes to <strong>${escapeHtml(redirectHost)}</strong>, an address on your own computer where any program could be listening. Only continue if you started this connection from ${escapeHtml(clientName)} yourself just now.</p>`
+    : '';
   const hidden = [...input.fields]
     .map(([name, value]) => `<input type="hidden" name="${escapeHtml(name)}" value="${escapeHtml(value)}">`)
     .join('\n');
@@ -39,6 +46,7 @@ export function consentPage(input: ConsentPageInput): string {
 <dt>Gateway</dt><dd>${escapeHtml(input.gateway.name)} (${escapeHtml(input.gateway.slug)})</dd>
 </dl>
 ${warning}
+${loopbackWarning}
 <form method="post" action="${escapeHtml(input.action)}">
 ${hidden}
 <div class="actions">

@@ -1,4 +1,4 @@
-import { AppError, type Cache } from '@platform/runtime';
+import { AppError, limitSubjectOf, type Cache } from '@platform/runtime';
 
 /**
  * Back-off for password sign-in: failures are counted in the shared cache per account (normalised email) and
@@ -15,8 +15,9 @@ type Subject = keyof typeof LIMITS;
 const counterKey = (subject: Subject, value: string) => `sign-in:fail:${subject}:${value}`;
 const lockKey = (subject: Subject, value: string) => `sign-in:lock:${subject}:${value}`;
 
+/** The address counts by its /64 when it is IPv6 (limitSubjectOf: a host may rotate through its /64). */
 function subjects(email: string, clientIp: string): Array<[Subject, string]> {
-  return clientIp ? [['account', email], ['address', clientIp]] : [['account', email]];
+  return clientIp ? [['account', email], ['address', limitSubjectOf(clientIp)]] : [['account', email]];
 }
 
 function slowDown(seconds: number): AppError {
@@ -55,6 +56,7 @@ export async function forgiveAttempt(cache: Cache, email: string, clientIp: stri
   await cache.delete(counterKey('account', email));
   await cache.delete(lockKey('account', email));
   if (!clientIp) return;
-  const { count } = await cache.increment(counterKey('address', clientIp), WINDOW_MS, -1);
-  if (count < LIMITS.address) await cache.delete(lockKey('address', clientIp));
+  const address = limitSubjectOf(clientIp);
+  const { count } = await cache.increment(counterKey('address', address), WINDOW_MS, -1);
+  if (count < LIMITS.address) await cache.delete(lockKey('address', address));
 }

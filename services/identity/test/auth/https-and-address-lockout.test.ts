@@ -35,3 +35,29 @@ describe('sessions on an https APP_URL', () => {
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
   }, 60_000);
 });
+
+/** The per-address back-off behind a trusted proxy: an IPv6 client is one client across its /64. */
+describe('the sign-in back-off for IPv6 clients', () => {
+  let platform: TestPlatform;
+
+  beforeAll(async () => {
+    platform = await startTestPlatform({ env: { TRUST_PROXY: 'loopback' } });
+  }, 120_000);
+  afterAll(() => platform?.stop());
+
+  const signInFrom = (address: string, email: string, password: string) =>
+    fetch(platform.url('/v1/auth/sign-in'), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: platform.origin, 'x-forwarded-for': address },
+      body: JSON.stringify({ email, password }),
+    });
+
+  it('counts the failures of every address of a /64 together (a host may rotate through it), and not the next /64', async () => {
+    for (let i = 0; i < 20; i++) {
+      expect((await signInFrom(`2001:db8:a:b::${(i + 1).toString(16)}`, uniqueEmail('rotate'), TEST_PASSWORD)).status).toBe(401);
+    }
+    const refused = await signInFrom('2001:db8:a:b:ffff::1', TEST_ADMIN.email, TEST_ADMIN.password);
+    expect(refused.status).toBe(429);
+    expect((await signInFrom('2001:db8:a:c::1', TEST_ADMIN.email, TEST_ADMIN.password)).status).toBe(200);
+  }, 60_000);
+});

@@ -84,8 +84,15 @@ export class MetadataDocuments {
   }
 }
 
+const UNFETCHABLE = "The client's metadata document could not be fetched.";
+
+/**
+ * Why a fetch failed, as the authorize error page shows it to whoever sent the request. An address the guard refuses
+ * reads like a host that does not resolve: naming the refusal (or its range) would tell an outsider which host names
+ * resolve to internal addresses.
+ */
 function fetchProblem(error: unknown): string {
-  if (error instanceof AddressNotAllowedError) return `The client's metadata document address is not allowed (${error.reason}).`;
+  if (error instanceof AddressNotAllowedError) return UNFETCHABLE;
   if (error instanceof GuardedFetchError) {
     switch (error.code) {
       case 'fetch_timeout':
@@ -93,10 +100,10 @@ function fetchProblem(error: unknown): string {
       case 'response_too_large':
         return `The client's metadata document is larger than ${METADATA_MAX_BYTES / 1024} KiB.`;
       default:
-        return "The client's metadata document could not be fetched.";
+        return UNFETCHABLE;
     }
   }
-  return "The client's metadata document could not be fetched.";
+  return UNFETCHABLE;
 }
 
 function checkResponse(url: string, status: number, body: Buffer): MetadataResult {

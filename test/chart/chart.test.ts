@@ -538,6 +538,7 @@ const RELEASE = { 'app.kubernetes.io/name': 'platform', 'app.kubernetes.io/insta
         'PlatformEventsLate',
         'PlatformEventsNotPublishing',
         'PlatformConsumerStuck',
+        'PlatformEventsParked',
         'PlatformCallRecordsDropped',
         'PlatformNotFollowingChanges',
       ]);

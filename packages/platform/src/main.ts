@@ -1,12 +1,14 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, createLogger, logProcessWarnings, onShutdownSignal } from '@platform/runtime';
 import { createAdminCommand } from './commands/create-admin';
+import { eventsCommand } from './commands/events';
 import { migrateCommand } from './commands/migrate';
 import { startPlatform } from './platform';
 
 /** Commands that run once and exit instead of serving (`platform <command> …`); each returns the exit code. */
 const COMMANDS = new Map<string, (args: string[]) => Promise<number>>([
   ['create-admin', createAdminCommand],
+  ['events', eventsCommand],
   ['migrate', migrateCommand],
 ]);
 
@@ -28,6 +30,7 @@ async function main(): Promise<void> {
     process.stdout.write('usage: platform [--target=all|gateway|identity|catalog|agents|knowledge|billing|notifications[,...]]\n');
     process.stdout.write('       platform create-admin --email <email>   (password from ADMIN_PASSWORD or stdin)\n');
     process.stdout.write('       platform migrate [--target=all|<service>[,...]] [--check]   (DATABASE_URL; --check applies nothing)\n');
+    process.stdout.write('       platform events parked|replay|discard [--consumer <name>] [--event-id <id>]   (parked events; events --help)\n');
     return;
   }
   const platform = await startPlatform({ target: values.target });

@@ -26,8 +26,9 @@ export const catalogService = defineService({
     };
     // Health checks, scheduled re-discovery and call-record retention (src/domain); each null when turned off.
     const background = [healthChecker(deps), scheduledRefresh(deps), callRecordRetention(deps)].filter((task) => task !== null);
-    return { handlers: createCatalogServiceHandlers(deps), background, consumers: [callRecordsConsumer(deps)] };
+    return { handlers: createCatalogServiceHandlers(deps), background };
   },
+  consumers: (context) => [callRecordsConsumer(context)],
 });
 
 export type { CatalogDeps } from './deps';

@@ -27,8 +27,9 @@ export const identityService = defineService({
     await ensureBootstrapAdmin(deps, context.config.env);
     // Deleting what has expired or is past its retention (src/domain), in chunks, shared between replicas; null when off.
     const background = [expiredGrantPruning(deps), sessionRetention(deps)].filter((task) => task !== null);
-    return { handlers: createIdentityHandlers(deps), consumers: [auditStoreConsumer(deps)], background };
+    return { handlers: createIdentityHandlers(deps), background };
   },
+  consumers: (context) => [auditStoreConsumer(context)],
 });
 
 export { createOrResetAdmin } from './domain/people';

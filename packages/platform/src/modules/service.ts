@@ -13,6 +13,7 @@ import {
   type Subscription,
 } from '@platform/runtime';
 import type { PlatformContext } from '../context';
+import { consumerOptions } from './consumer-options';
 
 /** What a running service module offers: its gRPC handlers to register and its outbox relay to start. */
 export interface RunningService {
@@ -51,19 +52,8 @@ export function serviceModule(
 
       const relay = new OutboxRelay({ db, bus, schema: definition.name, logger, pollMs: ctx.config.env.OUTBOX_POLL_MS });
       const subscriptions: Subscription[] = [];
-      for (const consumer of instance.consumers ?? []) {
-        subscriptions.push(
-          await consumeEvents({
-            bus,
-            db,
-            schema: definition.name,
-            consumer: consumer.name,
-            topics: consumer.topics,
-            handler: consumer.handle,
-            ...(consumer.batch ? { batch: batchDelivery(consumer.batch) } : {}),
-            logger,
-          }),
-        );
+      for (const consumer of definition.consumers?.({ name: definition.name, logger }) ?? []) {
+        subscriptions.push(await consumeEvents({ bus, db, schema: definition.name, ...consumerOptions(consumer), logger }));
       }
       for (const task of instance.background ?? []) await task.start();
 
@@ -85,9 +75,4 @@ export function serviceModule(
       };
     },
   };
-}
-
-/** A consumer's batch options as `consumeEvents` takes them: the same delivery options, its `handle` as `handler`. */
-function batchDelivery<B extends { handle: unknown }>({ handle, ...delivery }: B): Omit<B, 'handle'> & { handler: B['handle'] } {
-  return { ...delivery, handler: handle };
 }

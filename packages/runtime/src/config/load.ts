@@ -29,6 +29,13 @@ export function serviceAddressVariable(name: ServiceName): string {
   return `${name.toUpperCase()}_SERVICE_ADDR`;
 }
 
+/** Where the data lives: PostgreSQL at DATABASE_URL, else the embedded database under DATA_DIR. */
+export function storageConfig(env: Environment): PlatformConfig['storage'] {
+  return env.DATABASE_URL
+    ? { kind: 'postgres', url: env.DATABASE_URL, poolMax: env.DATABASE_POOL_MAX }
+    : { kind: 'pglite', dataDir: path.join(env.DATA_DIR, 'pg') };
+}
+
 /**
  * Reads and validates the environment. `embeddedAllowed` is decided by the caller (the entry point), from the
  * targets: every target other than `all` must run against real Postgres, Redis and Kafka.
@@ -67,9 +74,7 @@ export function loadConfig(source: NodeJS.ProcessEnv, options: { embeddedAllowed
   return {
     env,
     embeddedAllowed: options.embeddedAllowed,
-    storage: env.DATABASE_URL
-      ? { kind: 'postgres', url: env.DATABASE_URL, poolMax: env.DATABASE_POOL_MAX }
-      : { kind: 'pglite', dataDir: path.join(env.DATA_DIR, 'pg') },
+    storage: storageConfig(env),
     cache: env.REDIS_URL
       ? { kind: 'redis', url: env.REDIS_URL, keyPrefix: env.REDIS_KEY_PREFIX }
       : { kind: 'memory', keyPrefix: env.REDIS_KEY_PREFIX },

@@ -1,2 +1,3 @@
 export * from './codes';
 export * from './app-error';
+export * from './transient';

@@ -48,6 +48,29 @@ ALTER TABLE {{schema}}.outbox ADD COLUMN claimed_until timestamptz, ADD COLUMN c
 CREATE INDEX processed_events_processed_at_idx ON {{schema}}.processed_events (processed_at);
 `,
   },
+  {
+    // Events a consumer set aside because its handler kept failing (consume.ts), each with its processed mark, until
+    // an operator replays or discards it (parked-events.ts). The message as received: its value is kept as text,
+    // never jsonb, which would refuse the very values (an escaped NUL) that may have made the event fail.
+    id: 'runtime_0004_parked_events',
+    template: `
+CREATE TABLE {{schema}}.parked_events (
+  consumer text NOT NULL,
+  event_id uuid NOT NULL,
+  topic text NOT NULL,
+  partition integer NOT NULL,
+  message_offset bigint NOT NULL,
+  message_key text,
+  headers jsonb NOT NULL DEFAULT '{}',
+  envelope text NOT NULL,
+  error_class text NOT NULL,
+  error_message text NOT NULL,
+  attempts integer NOT NULL,
+  parked_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (consumer, event_id)
+);
+`,
+  },
 ];
 
 /** The runtime migrations for one schema, ready for `migrate`. */

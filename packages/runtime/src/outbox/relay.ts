@@ -236,11 +236,18 @@ export class OutboxRelay {
     );
   }
 
-  /** Deletes consumers' processed-event marks made before `cutoff`, a batch per statement; returns how many. */
+  /**
+   * Deletes consumers' processed-event marks made before `cutoff`, a batch per statement; returns how many. A parked
+   * event's mark stays as long as it is parked: without it a late redelivery would be handled, and a replay after it
+   * would handle the event twice.
+   */
   deleteProcessedBefore(cutoff: Date): Promise<number> {
     return this.deleteInBatches(
       `DELETE FROM ${this.schema}.processed_events WHERE (consumer, event_id) IN (
-         SELECT consumer, event_id FROM ${this.schema}.processed_events WHERE processed_at < $1 LIMIT $2)`,
+         SELECT m.consumer, m.event_id FROM ${this.schema}.processed_events m
+          WHERE m.processed_at < $1
+            AND NOT EXISTS (SELECT 1 FROM ${this.schema}.parked_events p WHERE p.consumer = m.consumer AND p.event_id = m.event_id)
+          LIMIT $2)`,
       cutoff,
     );
   }

@@ -38,10 +38,12 @@ export interface BackgroundTask {
   stop(): Promise<void>;
 }
 
+/** What a service's event consumers are built from: they work inside the transaction they are given. */
+export type ConsumerContext = Pick<ServiceContext, 'name' | 'logger'>;
+
 export interface ServiceInstance {
   /** Async handlers of the service's gRPC API (see grpc/types.ts for the typed form). */
   handlers: UntypedServiceImplementation | object;
-  consumers?: EventConsumer[];
   background?: BackgroundTask[];
 }
 
@@ -57,6 +59,11 @@ export interface ServiceDefinition {
   /** Folder of `NNNN_name.sql` migrations for the schema named after the service. */
   migrationsDir: string;
   create(context: ServiceContext): Promise<ServiceInstance> | ServiceInstance;
+  /**
+   * Its event consumers, apart from `create`: the `events` command builds them alone, without starting the service,
+   * to replay the events they parked (docs/operations.md, Parked events).
+   */
+  consumers?(context: ConsumerContext): EventConsumer[];
 }
 
 export function defineService(definition: ServiceDefinition): ServiceDefinition {

@@ -54,6 +54,13 @@ export const eventsConsumed = new Counter({
   registers: [metricsRegistry],
 });
 
+export const eventsParked = new Counter({
+  name: 'platform_events_parked_total',
+  help: "Events set aside by their consumer, by consumer and topic: the handler kept failing for a reason other than a dependency down, so the event waits in the consumer's parked_events for an operator (docs/operations.md, Parked events).",
+  labelNames: ['consumer', 'topic'] as const,
+  registers: [metricsRegistry],
+});
+
 export const callRecordsDropped = new Counter({
   name: 'platform_call_records_dropped_total',
   help: 'MCP call records the edge dropped before publishing them, by reason (buffer_full, shutdown, invalid, no_bus).',

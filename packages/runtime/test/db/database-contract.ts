@@ -299,7 +299,7 @@ export function databaseContract(fixture: () => DatabaseFixture): void {
           `SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name`,
           [target],
         );
-        expect(tables.rows.map((r) => r.table_name)).toEqual(['outbox', 'processed_events', 'schema_migrations', 'widgets']);
+        expect(tables.rows.map((r) => r.table_name)).toEqual(['outbox', 'parked_events', 'processed_events', 'schema_migrations', 'widgets']);
 
         await writeFile(join(dir, '3_bad.sql'), 'SELECT 1');
         await expect(loadMigrationsFromDir(dir)).rejects.toThrow(/NNNN_name\.sql/);

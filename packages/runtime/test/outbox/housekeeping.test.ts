@@ -58,6 +58,26 @@ function housekeeping(database: () => Database): void {
     }
   });
 
+  it("keeps a parked event's mark however old, so the event is never handled twice", async () => {
+    await mark('old-handled', 20);
+    const parked = randomUUID();
+    await database().query(`INSERT INTO ${schema}.processed_events (consumer, event_id, processed_at) VALUES ('old-parked', $1, now() - interval '20 days')`, [parked]);
+    await database().query(
+      `INSERT INTO ${schema}.parked_events (consumer, event_id, topic, partition, message_offset, envelope, error_class, error_message, attempts, parked_at)
+       VALUES ('old-parked', $1, 'things.v1', 0, 7, '{}', 'TypeError', 'bug', 8, now() - interval '20 days')`,
+      [parked],
+    );
+    const bus = createMemoryBus({ topicPrefix: `t-${randomUUID().slice(0, 8)}.`, logger });
+    const relay = new OutboxRelay({ db: database(), schema, bus, logger });
+    relay.start();
+    try {
+      await waitFor(async () => expect(await marks()).toEqual(['old-parked']));
+    } finally {
+      await relay.stop();
+      await bus.close();
+    }
+  });
+
   it('keeps marks for a longer retention when asked (topics kept longer in Kafka)', async () => {
     await mark('twenty-days', 20);
     await mark('forty-days', 40);

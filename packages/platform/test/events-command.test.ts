@@ -1,0 +1,170 @@
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import {
+  consumeEvents,
+  createMemoryBus,
+  createPostgresDatabase,
+  MessageNotHandledError,
+  migrateService,
+  TOPICS,
+  type Database,
+  type DomainEvent,
+  type EventBus,
+  type Subscription,
+} from '@platform/runtime';
+import { createTestDatabase, describeWith, expectEventually, memoryLogger } from '@platform/test';
+import { consumerOptions } from '../src/modules/consumer-options';
+import { SERVICES } from '../src/services';
+
+const ROOT = path.resolve(__dirname, '../../..');
+const MAIN = path.join(ROOT, 'packages/platform/src/main.ts');
+const CONSUMER = 'identity.audit-store';
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `platform events …` as an operator would: a process of its own, with only the database in its environment. */
+function runEvents(args: string[], databaseUrl: string): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'events', ...args], {
+      cwd: ROOT,
+      // Redis and Kafka at closed ports: the command must need neither.
+      env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl, REDIS_URL: 'redis://127.0.0.1:1', KAFKA_BROKERS: '127.0.0.1:1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** An `audit.v1` event as services write them, with `metadata` of the test's choosing. */
+function auditEvent(metadata: Record<string, unknown>): DomainEvent<unknown> {
+  return {
+    id: randomUUID(),
+    type: 'audit.recorded',
+    source: 'tests',
+    occurredAt: new Date().toISOString(),
+    data: {
+      teamId: null,
+      action: 'team.create',
+      actor: { kind: 'system', userId: null, displayName: null, email: null, apiKeyName: null },
+      target: { type: 'team', id: randomUUID(), label: 'A team' },
+      metadata,
+    },
+  };
+}
+
+/**
+ * The identity service's real audit store parks what it cannot store; `platform events` lists such events, replays
+ * them with the same handler (built without starting the service) and discards them.
+ */
+describeWith('postgres', 'events command', (postgresUrl) => {
+  let database: { url: string; drop(): Promise<void> };
+  let db: Database;
+  let bus: EventBus;
+  let subscription: Subscription | undefined;
+  const log = memoryLogger('audit-store');
+
+  beforeAll(async () => {
+    database = await createTestDatabase(postgresUrl());
+    db = createPostgresDatabase({ url: database.url, poolMax: 4, logger: log.logger });
+    await migrateService(db, { schema: 'identity', dir: SERVICES.identity.migrationsDir, logger: log.logger });
+    bus = createMemoryBus({ topicPrefix: `events-command-${randomUUID().slice(0, 8)}.`, logger: log.logger, retryBackoff: { initialMs: 20, maxMs: 200 } });
+  });
+  afterAll(async () => {
+    await subscription?.close();
+    await bus?.close();
+    await db?.close();
+    await database?.drop();
+  });
+
+  const parkedIds = async () =>
+    (await db.query<{ event_id: string; attempts: number }>(`SELECT event_id, attempts FROM identity.parked_events ORDER BY parked_at`)).rows;
+  const storedIds = async () =>
+    (await db.query<{ event_id: string }>(`SELECT event_id FROM identity.audit_entries ORDER BY event_id`)).rows.map((row) => row.event_id);
+
+  it('lists what the audit store parked, replays it with the real handler, and discards what still fails', async () => {
+    const secret = `metadata-secret-${randomUUID()}`;
+    const stored = auditEvent({ note: 'fine' });
+    // A NUL in a JSON string: PostgreSQL's jsonb refuses it, every time (the edge and other producers can send one).
+    const refused = auditEvent({ note: `${secret}\u0000` });
+    // Stored fine by the real handler; a bug of the running version (simulated below) refuses it.
+    const buggy = auditEvent({ note: 'hit a bug' });
+
+    const [auditStore] = SERVICES.identity.consumers!({ name: 'identity', logger: log.logger });
+    const options = consumerOptions(auditStore!);
+    const realBatch = options.batch!;
+    subscription = await consumeEvents({
+      bus,
+      db,
+      schema: 'identity',
+      ...options,
+      batch: {
+        ...realBatch,
+        handler: async (events, tx) => {
+          if (events.some((event) => event.id === buggy.id)) throw new TypeError('a bug of the running version');
+          await realBatch.handler(events, tx);
+        },
+      },
+      logger: log.logger,
+      parkAfterAttempts: 2,
+    });
+    await bus
+      .publish([stored, refused, buggy].map((event) => ({ topic: TOPICS.audit, key: null, value: JSON.stringify(event), headers: { 'event-id': event.id } })))
+      .catch((error: unknown) => {
+        if (!(error instanceof MessageNotHandledError)) throw error;
+      });
+    await expectEventually(async () => expect((await parkedIds()).map((row) => row.event_id)).toEqual([refused.id, buggy.id]), 60_000);
+    expect(await storedIds()).toEqual([stored.id]);
+
+    const listed = await runEvents(['parked', '--consumer', CONSUMER], database.url);
+    expect([listed.code, listed.stderr]).toEqual([0, '']);
+    const rows = listed.stdout.trim().split('\n').map((line) => line.split('\t'));
+    expect(rows[0]).toEqual(['consumer', 'event_id', 'type', 'topic', 'partition', 'offset', 'attempts', 'parked_at', 'error']);
+    expect(rows.slice(1).map((row) => [row[0], row[1], row[2], row[3], row[6], row[8]!.split(':')[0]])).toEqual([
+      [CONSUMER, refused.id, 'audit.recorded', TOPICS.audit, '2', 'DatabaseError 22P05'],
+      [CONSUMER, buggy.id, 'audit.recorded', TOPICS.audit, '2', 'TypeError'],
+    ]);
+    // Every consumer's, without --consumer.
+    expect((await runEvents(['parked'], database.url)).stdout).toBe(listed.stdout);
+
+    // The real handler stores the one the running version's bug refused; the other still fails and stays parked.
+    const replayed = await runEvents(['replay', '--consumer', CONSUMER], database.url);
+    expect(replayed.code).toBe(1);
+    expect(replayed.stdout).toBe(`replayed ${buggy.id}\n`);
+    expect(replayed.stderr).toMatch(new RegExp(`^still failing ${refused.id}: DatabaseError 22P05: .+ \\(left parked\\)\\n$`));
+    expect(await storedIds()).toEqual([stored.id, buggy.id].sort());
+    expect(await parkedIds()).toEqual([{ event_id: refused.id, attempts: 3 }]);
+
+    const discarded = await runEvents(['discard', '--consumer', CONSUMER, '--event-id', refused.id], database.url);
+    expect([discarded.code, discarded.stdout, discarded.stderr]).toEqual([0, `discarded ${refused.id}\n`, '']);
+    expect(await parkedIds()).toEqual([]);
+    const none = await runEvents(['parked', '--consumer', CONSUMER], database.url);
+    expect([none.code, none.stdout, none.stderr]).toEqual([0, '', 'no parked events\n']);
+
+    // Nothing of the payload in any log line or output.
+    for (const text of [log.text(), listed.stdout, replayed.stdout, replayed.stderr]) expect(text).not.toContain(secret);
+  }, 180_000);
+
+  it('refuses unknown consumers, missing options and event ids that are none, and says when an event is not parked', async () => {
+    const unknown = await runEvents(['parked', '--consumer', 'nobody'], database.url);
+    expect([unknown.code, unknown.stderr]).toEqual([2, expect.stringContaining(`events: unknown consumer nobody; consumers: ${CONSUMER}, catalog.call-records`)]);
+    const noConsumer = await runEvents(['replay'], database.url);
+    expect([noConsumer.code, noConsumer.stderr]).toEqual([2, expect.stringContaining('events: replay needs --consumer')]);
+    const noId = await runEvents(['discard', '--consumer', CONSUMER], database.url);
+    expect([noId.code, noId.stderr]).toEqual([2, expect.stringContaining('events: discard needs --event-id')]);
+    const badId = await runEvents(['discard', '--consumer', CONSUMER, '--event-id', "1' OR '1'='1"], database.url);
+    expect([badId.code, badId.stderr]).toEqual([2, expect.stringContaining('is not an event id (a UUID)')]);
+    const missing = randomUUID();
+    const notParked = await runEvents(['replay', '--consumer', CONSUMER, '--event-id', missing], database.url);
+    expect([notParked.code, notParked.stderr]).toEqual([1, `events: no parked event ${missing} for ${CONSUMER}\n`]);
+  }, 120_000);
+});

@@ -39,7 +39,7 @@ export function callRoutes(deps: EdgeDeps): AnyRouteDefinition[] {
       operationId: 'listCalls',
       summary: "List the calls made through a team's gateways",
       description:
-        'Newest first. Records arrive a moment after the call (they travel through the event bus). Payloads are shown only on the single call.',
+        'Newest first by the time of the call. Records arrive a moment after the call (they travel through the event bus); one that arrives late takes its place by time. Payloads are shown only on the single call.',
       tags: ['calls'],
       auth: CALL_READERS,
       request: { params: z.object({ team: teamParam }), query: callsQuery },

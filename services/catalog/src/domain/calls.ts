@@ -4,7 +4,7 @@ import type {
   ListCallsRequest,
   ListCallsResponse,
 } from '@platform/proto/gen/platform/catalog/v1/catalog';
-import { AppError, decodeCursor, encodeCursor, isStorableInstant, type FieldError } from '@platform/runtime';
+import { AppError, decodeCursor, encodeCursor, isCursorTimestamp, isStorableInstant, type FieldError } from '@platform/runtime';
 import type { CatalogDeps } from '../deps';
 import { findCallRecord, listCallRecords, type CallFilter, type CallRecordRow } from '../store/calls-store';
 import { iso } from '../store/mappers';
@@ -28,12 +28,17 @@ function callIdOf(value: string): string | null {
   return value;
 }
 
-/** The cursor holds the last id of the previous page (pages go to lower ids). */
-const encodeCallCursor = (id: string): string => encodeCursor({ before: id });
-const decodeCallCursor = (cursor: string): string =>
+/**
+ * The cursor holds the last record of the previous page: its exact time (text, microseconds) and id; pages go to
+ * older records. The time reaches a statement as a timestamptz, so it must be one PostgreSQL reads (isCursorTimestamp).
+ */
+const encodeCallCursor = (row: CallRecordRow): string => encodeCursor({ at: row.position, id: row.id });
+const decodeCallCursor = (cursor: string): NonNullable<CallFilter['after']> =>
   decodeCursor(cursor, (value) => {
-    const before = (value as { before?: unknown } | null)?.before;
-    return typeof before === 'string' ? callIdOf(before) : null;
+    const { at, id } = (value ?? {}) as { at?: unknown; id?: unknown };
+    if (typeof at !== 'string' || !isCursorTimestamp(at) || typeof id !== 'string') return null;
+    const callId = callIdOf(id);
+    return callId ? { position: at, id: callId } : null;
   });
 
 const text = (value: unknown): string => (typeof value === 'string' ? value : '');
@@ -90,7 +95,7 @@ function toCallRecord(row: CallRecordRow, serviceAccounts: ReadonlyMap<string, b
 }
 
 /** The filters of a list request, checked; a 400 naming every bad one otherwise. */
-function callFilter(request: ListCallsRequest): Omit<CallFilter, 'teamId' | 'limit' | 'beforeId'> {
+function callFilter(request: ListCallsRequest): Omit<CallFilter, 'teamId' | 'limit' | 'after'> {
   const problems: FieldError[] = [];
   const uuidFilter = (field: 'gatewayId' | 'serverId' | 'userId'): string | undefined => {
     const value = request[field];
@@ -124,16 +129,16 @@ function callFilter(request: ListCallsRequest): Omit<CallFilter, 'teamId' | 'lim
   return Object.fromEntries(Object.entries(filter).filter(([, value]) => value !== undefined));
 }
 
-/** A team's call records, newest first, keyset-paged on the id. */
+/** A team's call records, newest first (by time, then id), keyset-paged on both. */
 export async function listCalls(deps: CatalogDeps, request: ListCallsRequest): Promise<ListCallsResponse> {
   const filter = callFilter(request);
   const limit = pageLimit(request.page);
-  const beforeId = request.page?.cursor ? decodeCallCursor(request.page.cursor) : undefined;
+  const after = request.page?.cursor ? decodeCallCursor(request.page.cursor) : undefined;
   if (!UUID.test(request.teamId)) return { calls: [], page: { nextCursor: '' } };
-  const rows = await listCallRecords(deps.db, { ...filter, teamId: request.teamId, limit: limit + 1, ...(beforeId ? { beforeId } : {}) });
+  const rows = await listCallRecords(deps.db, { ...filter, teamId: request.teamId, limit: limit + 1, ...(after ? { after } : {}) });
   const page = rows.slice(0, limit);
   const serviceAccounts = await existingServiceAccounts(deps, page.map(serviceAccountOf).filter((ref) => ref !== null));
-  const nextCursor = rows.length > limit ? encodeCallCursor(page[page.length - 1]!.id) : '';
+  const nextCursor = rows.length > limit ? encodeCallCursor(page[page.length - 1]!) : '';
   return { calls: page.map((row) => toCallRecord(row, serviceAccounts)), page: { nextCursor } };
 }
 

@@ -5,6 +5,8 @@ export interface CallRecordRow {
   id: string;
   team_id: string;
   occurred_at: Date;
+  /** occurred_at exactly, as text (microseconds; a Date keeps milliseconds): where the next page's cursor resumes. */
+  position: string;
   method: string;
   exposed_name: string;
   gateway_id: string;
@@ -205,7 +207,7 @@ export async function insertCallRecordsSkippingRefused(
 }
 
 const COLUMNS = `
-  c.id, c.team_id, c.occurred_at, c.method, c.exposed_name, c.gateway_id, c.gateway_slug, c.gateway_name,
+  c.id, c.team_id, c.occurred_at, c.occurred_at::text AS position, c.method, c.exposed_name, c.gateway_id, c.gateway_slug, c.gateway_name,
   EXISTS (SELECT 1 FROM catalog.gateways g WHERE g.id = c.gateway_id) AS gateway_exists,
   c.server_id, c.server_slug, c.server_name,
   (c.server_id IS NOT NULL AND EXISTS (SELECT 1 FROM catalog.mcp_servers s WHERE s.id = c.server_id)) AS server_exists,
@@ -222,12 +224,16 @@ export interface CallFilter {
   /** Inclusive bounds on occurred_at (ISO 8601). */
   since?: string;
   until?: string;
-  /** Records with an id below this one (the cursor). */
-  beforeId?: string;
+  /** Records after this one in the list's order (the cursor): older, or as old with a lower id. */
+  after?: { position: string; id: string };
   limit: number;
 }
 
-/** A page of a team's records, newest (highest id) first; `limit` rows at most. */
+/**
+ * A page of a team's records, newest first: by occurred_at, then id (records stored in one millisecond). Every
+ * filter has an index ending in that order (migration 0015), so a page, a time window and the cursor are read as
+ * one range of it; ordered by id, a time window could not be (docs/catalog.md, Call records). `limit` rows at most.
+ */
 export async function listCallRecords(db: Queryable, filter: CallFilter): Promise<CallRecordRow[]> {
   const params: unknown[] = [filter.teamId];
   const where = ['c.team_id = $1'];
@@ -242,14 +248,17 @@ export async function listCallRecords(db: Queryable, filter: CallFilter): Promis
   if (filter.userId) add('c.principal_user_id', '=', filter.userId);
   if (filter.since) add('c.occurred_at', '>=', filter.since);
   if (filter.until) add('c.occurred_at', '<=', filter.until);
-  if (filter.beforeId) add('c.id', '<', filter.beforeId);
+  if (filter.after) {
+    params.push(filter.after.position, filter.after.id);
+    where.push(`(c.occurred_at, c.id) < ($${params.length - 1}::timestamptz, $${params.length}::bigint)`);
+  }
   params.push(filter.limit);
   // The page is chosen first and the exists flags computed for its rows only: in the same SELECT the planner hashed
   // every gateway and server id of the catalog for each page.
   const { rows } = await db.query<CallRecordRow>(
     `SELECT ${COLUMNS}
-       FROM (SELECT * FROM catalog.call_records c WHERE ${where.join(' AND ')} ORDER BY c.id DESC LIMIT $${params.length}) c
-      ORDER BY c.id DESC`,
+       FROM (SELECT * FROM catalog.call_records c WHERE ${where.join(' AND ')} ORDER BY c.occurred_at DESC, c.id DESC LIMIT $${params.length}) c
+      ORDER BY c.occurred_at DESC, c.id DESC`,
     params,
   );
   return rows;
@@ -267,13 +276,14 @@ export async function findCallRecord(db: Queryable, teamId: string, id: string):
 
 /**
  * Deletes up to `limit` records that occurred more than `days` ago; returns how many. Rows another replica is
- * deleting right now are skipped, so replicas share the work instead of waiting on each other.
+ * deleting right now are skipped, so replicas share the work instead of waiting on each other. The time is compared
+ * in UTC, the expression of the index `call_records_expiry` (migration 0015), which the list cannot sort by.
  */
 export async function deleteExpiredCallRecords(db: Queryable, days: number, limit: number): Promise<number> {
   const result = await db.query(
     `DELETE FROM catalog.call_records
       WHERE id IN (SELECT id FROM catalog.call_records
-                    WHERE occurred_at < now() - make_interval(days => $1::int)
+                    WHERE occurred_at AT TIME ZONE 'UTC' < (now() - make_interval(days => $1::int)) AT TIME ZONE 'UTC'
                     LIMIT $2 FOR UPDATE SKIP LOCKED)`,
     [days, limit],
   );

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import type { Page } from 'playwright-core';
 import {
   chromiumAvailable,
   freePort,
@@ -18,7 +19,9 @@ import {
 /**
  * The sign-in and consent pages driven in headless Chromium (Debian's package, through playwright-core) as a
  * person would: an MCP client sends the browser to /oauth/authorize, the person signs in, reads the consent
- * page, clicks Allow (or Deny), and the browser lands on the client's loopback redirect URI.
+ * page, clicks Allow (or Deny), and the browser lands on the client's loopback redirect URI. Also when the
+ * authorization right after signing in needs no consent page (remembered consent, or an error): Chromium holds every
+ * redirect after a form POST to the form page's `form-action`, which on the sign-in page names only this site.
  * Set KEEP_SCREENSHOTS=1 to keep the consent page screenshot (its path is printed).
  */
 const available = chromiumAvailable();
@@ -62,7 +65,7 @@ describeWithBrowser('sign-in and consent pages in Chromium', () => {
     return ((await response.json()) as { client_id: string }).client_id;
   }
 
-  function authorizeUrl(clientId: string, state: string): string {
+  function authorizeUrl(clientId: string, state: string, gatewaySlug = user.gatewaySlug): string {
     return `${appUrl}/oauth/authorize?${new URLSearchParams({
       response_type: 'code',
       client_id: clientId,
@@ -70,7 +73,7 @@ describeWithBrowser('sign-in and consent pages in Chromium', () => {
       code_challenge: pkcePair().challenge,
       code_challenge_method: 'S256',
       state,
-      resource: `${appUrl}/mcp/${user.gatewaySlug}`,
+      resource: `${appUrl}/mcp/${gatewaySlug}`,
     })}`;
   }
 
@@ -80,13 +83,9 @@ describeWithBrowser('sign-in and consent pages in Chromium', () => {
     await page.goto(authorizeUrl(clientId, 'allow-state-1'));
 
     // The sign-in page, which will send the browser back to the authorization request.
-    expect(new URL(page.url()).pathname).toBe('/sign-in');
-    await page.fill('#email', user.person.email);
-    await page.fill('#password', user.person.password);
     const consentResponse = page.waitForResponse((response) => new URL(response.url()).pathname === '/oauth/authorize' && response.request().method() === 'GET');
-    await page.click('button[type=submit]');
+    await signIn(page);
     const consent = await consentResponse;
-    await page.waitForLoadState('load');
 
     expect(consent.status()).toBe(200);
     expect(consent.headers()['content-security-policy']).toContain("frame-ancestors 'none'");
@@ -128,4 +127,54 @@ describeWithBrowser('sign-in and consent pages in Chromium', () => {
     expect(landed.searchParams.get('code')).toBeNull();
     await page.close();
   });
+
+  test('consent remembered, session ended: after signing in again the browser goes straight to the client', async () => {
+    // The sign-in POST's redirect chain would end at the client (remembered consent issues the code at once), and
+    // Chromium applies the sign-in page's `form-action 'self'` to every redirect after a form submission.
+    const clientId = await registerClient('Returning App');
+    const page = await browser.context.newPage();
+    await browser.context.clearCookies({ name: 'platform_session' });
+    await page.goto(authorizeUrl(clientId, 'first-state-3'));
+    await signIn(page);
+    expect(new URL(page.url()).pathname).toBe('/oauth/authorize');
+    await page.getByRole('button', { name: 'Allow' }).click();
+    expect((await callback.next()).searchParams.get('state')).toBe('first-state-3');
+    await page.waitForURL((url) => url.href.startsWith(callback.redirectUri));
+
+    await browser.context.clearCookies({ name: 'platform_session' });
+    await page.goto(authorizeUrl(clientId, 'again-state-4'));
+    expect(new URL(page.url()).pathname).toBe('/sign-in');
+    await signIn(page);
+    const landed = await callback.next(30_000);
+    await page.waitForURL((url) => url.href.startsWith(callback.redirectUri), { timeout: 30_000 });
+    expect(landed.searchParams.get('code')).toMatch(/\S{32,}/);
+    expect(landed.searchParams.get('state')).toBe('again-state-4');
+    expect(landed.searchParams.get('iss')).toBe(appUrl);
+    expect(landed.searchParams.get('error')).toBeNull();
+    await page.close();
+  });
+
+  test('session ended, a gateway the person may not use: after signing in the client gets error=invalid_target', async () => {
+    const clientId = await registerClient('Wrong Gateway App');
+    const page = await browser.context.newPage();
+    await browser.context.clearCookies({ name: 'platform_session' });
+    await page.goto(authorizeUrl(clientId, 'target-state-5', 'no-such-gateway'));
+    await signIn(page);
+    const landed = await callback.next(30_000);
+    await page.waitForURL((url) => url.href.startsWith(callback.redirectUri), { timeout: 30_000 });
+    expect(landed.searchParams.get('error')).toBe('invalid_target');
+    expect(landed.searchParams.get('state')).toBe('target-state-5');
+    expect(landed.searchParams.get('iss')).toBe(appUrl);
+    await page.close();
+  });
+
+  /** Fills in and submits the sign-in page the browser is on, and waits for what the browser lands on. */
+  async function signIn(page: Page): Promise<void> {
+    expect(new URL(page.url()).pathname).toBe('/sign-in');
+    await page.fill('#email', user.person.email);
+    await page.fill('#password', user.person.password);
+    await page.click('button[type=submit]');
+    await page.waitForURL((url) => url.pathname !== '/sign-in', { timeout: 30_000 });
+    await page.waitForLoadState('load');
+  }
 });

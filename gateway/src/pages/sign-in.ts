@@ -2,12 +2,15 @@ import express, { type Express, type NextFunction, type Request, type Response }
 import { AppError, constantTimeEqual, randomToken } from '@platform/runtime';
 import { readCookies, setSessionCookie } from '../auth/cookies';
 import { secureCookies, type EdgeDeps } from '../edge-deps';
+import { pageHeaders } from '../oauth/pages/html';
 import { requestIdOf } from '../request-id';
 import { setRouteTemplate } from '../route-template';
+import { sendSignedInPage } from './signed-in-page';
 
 /**
  * The HTML sign-in page, `GET /sign-in?return_to=/path` and `POST /sign-in` (a form). It starts the same
- * session as `POST /v1/auth/sign-in`, then answers 303 to `return_to`. The OAuth authorize route sends people
+ * session as `POST /v1/auth/sign-in`, then answers a page that continues to `return_to` (`signed-in-page.ts`:
+ * a redirect there would be held to this page's `form-action 'self'`). The OAuth authorize route sends people
  * here with `return_to=/oauth/authorize?...`, so long return paths (about 8,000 characters) must survive: the
  * form carries `return_to` in its action's query string, which keeps the form body small.
  *
@@ -20,16 +23,9 @@ const CSRF_TTL_SECONDS = 30 * 60;
 const MAX_RETURN_TO = 8_192;
 const CSRF_TOKEN = /^[A-Za-z0-9_-]{43}$/;
 
-const PAGE_HEADERS = {
-  'Content-Type': 'text/html; charset=utf-8',
-  'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
-  'X-Frame-Options': 'DENY',
-  'Cache-Control': 'no-store',
-  // same-origin, not no-referrer: under no-referrer browsers send `Origin: null` on the form POST, which the
-  // same-origin check below would refuse.
-  'Referrer-Policy': 'same-origin',
-  'X-Content-Type-Options': 'nosniff',
-};
+// The OAuth pages' headers: `form-action 'self'` only, and `Referrer-Policy: same-origin` (a form page; under
+// no-referrer browsers send `Origin: null` on the POST, which the same-origin check below would refuse).
+const PAGE_HEADERS = pageHeaders([], { hasForm: true });
 
 export function mountSignInPage(app: Express, deps: EdgeDeps): void {
   const secure = secureCookies(deps.settings);
@@ -85,7 +81,7 @@ export function mountSignInPage(app: Express, deps: EdgeDeps): void {
       setSessionCookie(res, signedIn.sessionToken, { secure, maxAgeSeconds: deps.settings.sessionTtlSeconds });
       res.append('Set-Cookie', cookie(csrfCookie, '', 0, secure));
       setRouteTemplate(res, PATH);
-      res.status(303).set({ Location: returnTo, 'Cache-Control': 'no-store' }).end();
+      sendSignedInPage(res, { instanceName: deps.settings.instanceName, path: returnTo });
     } catch (error) {
       if (!(error instanceof AppError)) throw error;
       if (error.code === 'unauthenticated') render(req, res, 401, returnTo, 'Invalid email or password.');

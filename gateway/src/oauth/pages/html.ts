@@ -9,9 +9,11 @@ export function escapeHtml(text: string): string {
 const CSP_ORIGIN = /^https?:\/\/[A-Za-z0-9.\-[\]:]+$/;
 
 /**
- * The headers of every OAuth page: no framing (clickjacking of Allow), no caching, no scripts, and no referrer
- * leaving the site (the query holds state and challenge). `form-action` also names the client's redirect origin
- * because some browsers apply it to the redirect that follows a form POST.
+ * The headers of every OAuth page and of the sign-in page: no framing (clickjacking of Allow), no caching, no
+ * scripts, and no referrer leaving the site (the query holds state and challenge). Chromium applies `form-action`
+ * to every redirect that follows a form POST, so a page whose POST redirects to the client names the client's
+ * redirect origin there; the sign-in POST, which cannot know where its return path's redirects end, answers with
+ * a page that navigates there afresh (`../../pages/signed-in-page.ts`).
  *
  * Pages with a form use `same-origin` rather than `no-referrer`: under `no-referrer` browsers send
  * `Origin: null` on a form POST (Fetch §3.1), which would defeat the Origin check of the POST.
@@ -42,13 +44,13 @@ export function sendPage(
     .send(html);
 }
 
-/** The page frame; `title` and `body` must already be escaped HTML. */
-export function layout(title: string, body: string): string {
+/** The page frame; `title`, `body` and `head` (extra head elements) must already be escaped HTML. */
+export function layout(title: string, body: string, head = ''): string {
   return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="viewport" content="width=device-width, initial-scale=1">${head ? `\n${head}` : ''}
 <title>${title}</title>
 <style>
 body{font-family:system-ui,sans-serif;background:#f5f6f8;color:#1d2330;margin:0}

@@ -11,6 +11,7 @@ describe('client ID metadata documents', () => {
   let server: Awaited<ReturnType<typeof startMetadataServer>>;
   let platform: TestPlatform;
   let clients: ServiceClients;
+  let recovered = false;
 
   beforeAll(async () => {
     server = await startMetadataServer({
@@ -26,6 +27,9 @@ describe('client ID metadata documents', () => {
       '/bad-redirect.json': (url) => ({ status: 200, body: documentFor(url, { redirect_uris: ['http://client.example/cb'] }) }),
       '/no-redirects.json': (url) => ({ status: 200, body: documentFor(url, { redirect_uris: [] }) }),
       '/failing.json': () => ({ status: 500, body: '' }),
+      '/invalid.json': () => ({ status: 200, body: documentFor('https://elsewhere.example/client.json') }),
+      '/recovering.json': (url) => (recovered ? { status: 200, body: documentFor(url) } : { status: 503, body: '' }),
+      '/slow-failing.json': () => ({ status: 503, body: '', delayMs: 3_000 }),
       '/nul-name.json': (url) => ({ status: 200, body: documentFor(url, { client_name: 'a\u0000b' }) }),
       '/surrogate-name.json': (url) => ({ status: 200, body: documentFor(url, { client_name: 'a\ud800' }) }),
       '/nul-redirect.json': (url) => ({ status: 200, body: documentFor(url, { redirect_uris: ['https://client.example/c\u0000b'] }) }),
@@ -108,12 +112,32 @@ describe('client ID metadata documents', () => {
     expect(resolved.problem).toMatch(/within 5 seconds/);
   }, 15_000);
 
-  it('remembers a failure briefly instead of fetching again at once', async () => {
-    const url = `${server.origin}/failing.json`;
-    expect((await resolve(url)).problem).toMatch(/status 500/);
-    expect((await resolve(url)).problem).toMatch(/status 500/);
-    expect(server.hits.get('/failing.json')).toBe(1);
+  // draft-ietf-oauth-client-id-metadata-document-02 §5.2: "MUST NOT cache error responses", nor invalid documents.
+  it('never remembers a failed fetch or an invalid document: the next resolve fetches again', async () => {
+    const failing = `${server.origin}/failing.json`;
+    expect((await resolve(failing)).problem).toMatch(/status 500/);
+    expect((await resolve(failing)).problem).toMatch(/status 500/);
+    expect(server.hits.get('/failing.json')).toBe(2);
+
+    const invalid = `${server.origin}/invalid.json`;
+    expect((await resolve(invalid)).problem).toMatch(/different client_id/);
+    expect((await resolve(invalid)).problem).toMatch(/different client_id/);
+    expect(server.hits.get('/invalid.json')).toBe(2);
+
+    // A host that was down serves its client as soon as it is back.
+    const recovering = `${server.origin}/recovering.json`;
+    expect((await resolve(recovering)).problem).toMatch(/status 503/);
+    recovered = true;
+    expect((await resolve(recovering)).client?.clientId).toBe(recovering);
   });
+
+  it('shares one fetch between concurrent resolves of the same client_id, failing ones too', async () => {
+    // The document answers after 3 s, far longer than sending five requests at once takes.
+    const url = `${server.origin}/slow-failing.json`;
+    const results = await Promise.all(Array.from({ length: 5 }, () => resolve(url)));
+    for (const result of results) expect(result.problem).toMatch(/status 503/);
+    expect(server.hits.get('/slow-failing.json')).toBe(1);
+  }, 15_000);
 
   it('refuses a redirect URI the document does not list when issuing a code, and binds the code to the document client', async () => {
     const url = `${server.origin}/good.json`;

@@ -12,8 +12,6 @@ export const METADATA_MAX_BYTES = 16 * 1024;
 export const METADATA_CACHE_MIN_SECONDS = 60;
 export const METADATA_CACHE_MAX_SECONDS = 3600;
 export const METADATA_CACHE_DEFAULT_SECONDS = 600;
-/** A failed fetch is remembered this long, so a broken or hostile URL cannot make us fetch it in a loop. */
-export const METADATA_FAILURE_CACHE_SECONDS = 30;
 
 /** Registration limits the spec leaves open (documented in docs/oauth.md, Token, register, revoke). */
 export const MAX_CLIENT_NAME = 200;

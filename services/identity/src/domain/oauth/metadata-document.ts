@@ -8,7 +8,6 @@ import {
   METADATA_CACHE_DEFAULT_SECONDS,
   METADATA_CACHE_MAX_SECONDS,
   METADATA_CACHE_MIN_SECONDS,
-  METADATA_FAILURE_CACHE_SECONDS,
   METADATA_FETCH_TIMEOUT_MS,
   METADATA_MAX_BYTES,
 } from './limits';
@@ -29,12 +28,15 @@ export type MetadataResult = { client: MetadataClient; problem?: undefined } | {
 const MAX_CACHED = 1000;
 
 /**
- * Fetches and checks client ID metadata documents through the address guard, caching each result (good ones for
- * the response's max-age clamped to 1 min..1 h, failures for 30 s) and sharing one fetch between concurrent
- * requests for the same URL, so neither clients nor attackers can make the service fetch in a loop.
+ * Fetches and checks client ID metadata documents through the address guard. Only a valid document is cached (the
+ * response's max-age clamped to 1 min..1 h); a failed fetch or an invalid document never is
+ * (draft-ietf-oauth-client-id-metadata-document-02 §5.2: "MUST NOT cache error responses" nor "documents which are
+ * invalid or malformed"), so a fixed document works at the next attempt. What keeps a failing URL from being
+ * fetched in a loop: concurrent resolutions of one URL share the fetch in flight, and every resolution comes from
+ * an authorize request, which the edge limits per client address (docs/oauth.md, Rate limits).
  */
 export class MetadataDocuments {
-  private readonly cached = new Map<string, { result: MetadataResult; until: number }>();
+  private readonly cached = new Map<string, { client: MetadataClient; until: number }>();
   private readonly inFlight = new Map<string, Promise<MetadataResult>>();
 
   constructor(
@@ -44,7 +46,7 @@ export class MetadataDocuments {
 
   async resolve(url: string): Promise<MetadataResult> {
     const hit = this.cached.get(url);
-    if (hit && hit.until > this.now()) return hit.result;
+    if (hit && hit.until > this.now()) return { client: hit.client };
     const running = this.inFlight.get(url);
     if (running) return running;
     const fetching = this.fetchAndCheck(url).finally(() => this.inFlight.delete(url));
@@ -53,33 +55,33 @@ export class MetadataDocuments {
   }
 
   private async fetchAndCheck(url: string): Promise<MetadataResult> {
-    let result: MetadataResult;
-    let maxAgeSeconds = METADATA_FAILURE_CACHE_SECONDS;
     const shape = clientIdUrlProblem(url);
-    if (shape) {
-      result = { problem: `The client ID ${shape}.` };
-    } else {
-      try {
-        const response = await guardedFetch(url, {
-          allowedNetworks: this.fetchOptions.allowedNetworks,
-          timeoutMs: METADATA_FETCH_TIMEOUT_MS,
-          maxBytes: METADATA_MAX_BYTES,
-          headers: { accept: 'application/json' },
-          ...(this.fetchOptions.ca ? { tls: { ca: this.fetchOptions.ca } } : {}),
-        });
-        result = checkResponse(url, response.status, response.body);
-        if (result.client) maxAgeSeconds = cacheSeconds(response.headers);
-      } catch (error) {
-        result = { problem: fetchProblem(error) };
+    if (shape) return { problem: `The client ID ${shape}.` };
+    let result: MetadataResult;
+    try {
+      const response = await guardedFetch(url, {
+        allowedNetworks: this.fetchOptions.allowedNetworks,
+        timeoutMs: METADATA_FETCH_TIMEOUT_MS,
+        maxBytes: METADATA_MAX_BYTES,
+        headers: { accept: 'application/json' },
+        ...(this.fetchOptions.ca ? { tls: { ca: this.fetchOptions.ca } } : {}),
+      });
+      result = checkResponse(url, response.status, response.body);
+      if (result.client) {
+        this.remember(url, result.client, cacheSeconds(response.headers));
+        return result;
       }
+    } catch (error) {
+      result = { problem: fetchProblem(error) };
     }
-    this.remember(url, result, maxAgeSeconds);
+    // The expired copy that led here goes too: it is never served again.
+    this.cached.delete(url);
     return result;
   }
 
-  private remember(url: string, result: MetadataResult, seconds: number): void {
+  private remember(url: string, client: MetadataClient, seconds: number): void {
     this.cached.delete(url);
-    this.cached.set(url, { result, until: this.now() + seconds * 1000 });
+    this.cached.set(url, { client, until: this.now() + seconds * 1000 });
     while (this.cached.size > MAX_CACHED) this.cached.delete(this.cached.keys().next().value!);
   }
 }

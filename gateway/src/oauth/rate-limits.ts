@@ -24,4 +24,3 @@ export async function overRateLimit(deps: EdgeDeps, endpoint: OAuthEndpoint, cli
   });
   return decision.allowed ? null : Math.max(1, Math.ceil(decision.retryAfterSeconds));
 }
-

@@ -44,11 +44,17 @@ describe('SseDecoder', () => {
     expect(events.map((e) => e.data)).toEqual(['{"a":1}']);
   });
 
-  it('counts a comment that arrives inside an unfinished line or event, so the limit still holds', () => {
-    // After "data: x" the comment's bytes extend that line; after whole data lines they still belong to one event.
+  it('counts a comment that arrives inside an unfinished line, which it extends, so the limit still holds', () => {
     expect(decodeAll([Buffer.from('data: x'), Buffer.from(`: ${'p'.repeat(100)}\n`)], 64).accepted).toEqual([true, false]);
-    const dataLines = Array.from({ length: 10 }, () => Buffer.from('data: 0123456789\n'));
-    expect(decodeAll(dataLines.flatMap((line) => [line, Buffer.from(': ping\n')]), 64).accepted).toContain(false);
+  });
+
+  it('does not count whole comment lines between the data lines of one event (the parser drops them), but counts the event', () => {
+    const dataLine = Buffer.from('data: 0123456789\n'); // 17 bytes
+    const pings = Array.from({ length: 10 }, () => Buffer.from(': ping\n'));
+    const within = decodeAll([dataLine, ...pings, dataLine, ...pings, dataLine, Buffer.from('\n')], 64);
+    expect(within.accepted.every(Boolean)).toBe(true);
+    expect(within.events.map((e) => e.data)).toEqual(['0123456789\n0123456789\n0123456789']);
+    expect(decodeAll([dataLine, ...pings, dataLine, ...pings, dataLine, dataLine], 64).accepted.at(-1)).toBe(false);
   });
 
   it('refuses an event still unfinished after the byte limit', () => {

@@ -1,9 +1,13 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import {
   consumeEvents,
+  createLogger,
   createMemoryBus,
+  createPgliteDatabase,
   createPostgresDatabase,
   MessageNotHandledError,
   migrateService,
@@ -28,12 +32,12 @@ interface Run {
 }
 
 /** Runs `platform events …` as an operator would: a process of its own, with only the database in its environment. */
-function runEvents(args: string[], databaseUrl: string): Promise<Run> {
+function runEvents(args: string[], databaseUrl: string, storage: Record<string, string> = { DATABASE_URL: databaseUrl }): Promise<Run> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'events', ...args], {
       cwd: ROOT,
       // Redis and Kafka at closed ports: the command must need neither.
-      env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl, REDIS_URL: 'redis://127.0.0.1:1', KAFKA_BROKERS: '127.0.0.1:1' },
+      env: { PATH: process.env.PATH, ...storage, REDIS_URL: 'redis://127.0.0.1:1', KAFKA_BROKERS: '127.0.0.1:1' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -166,5 +170,28 @@ describeWith('postgres', 'events command', (postgresUrl) => {
     const missing = randomUUID();
     const notParked = await runEvents(['replay', '--consumer', CONSUMER, '--event-id', missing], database.url);
     expect([notParked.code, notParked.stderr]).toEqual([1, `events: no parked event ${missing} for ${CONSUMER}\n`]);
+  }, 120_000);
+
+  it('refuses an embedded database that is not there, or that another process has open', async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'events-embedded-'));
+    try {
+      const absent = await runEvents(['parked'], '', { DATA_DIR: dataDir });
+      expect([absent.code, absent.stderr]).toEqual([2, expect.stringContaining(`events: no embedded database under ${path.join(dataDir, 'pg')} (DATA_DIR)`)]);
+      expect(existsSync(path.join(dataDir, 'pg'))).toBe(false);
+
+      // This test's process has it open, as a serving process would.
+      const serving = createPgliteDatabase({ dataDir: path.join(dataDir, 'pg'), logger: createLogger({ level: 'silent' }) });
+      try {
+        await serving.ping();
+        const refused = await runEvents(['parked'], '', { DATA_DIR: dataDir });
+        expect([refused.code, refused.stderr]).toEqual([1, expect.stringContaining(`is open in process ${process.pid}; stop that process first`)]);
+      } finally {
+        await serving.close();
+      }
+      // Closed, it is the command's.
+      expect(await runEvents(['parked'], '', { DATA_DIR: dataDir })).toMatchObject({ code: 0, stderr: expect.stringContaining('no parked events') });
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   }, 120_000);
 });

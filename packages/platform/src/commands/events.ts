@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import {
   ConfigError,
@@ -80,7 +81,17 @@ export async function eventsCommand(args: string[]): Promise<number> {
     return usage(`unknown consumer ${parsed.consumer}; consumers: ${[...consumers.keys()].join(', ')}`);
   }
 
-  const db = createDatabase(storageConfig(env), logger, 'platform-events');
+  const storage = storageConfig(env);
+  // Opening a directory that is not there would make an empty database and answer "no parked events".
+  if (storage.kind === 'pglite' && !existsSync(storage.dataDir)) return usage(`no embedded database under ${storage.dataDir} (DATA_DIR); set DATA_DIR, or DATABASE_URL`);
+  let db: Database;
+  try {
+    // An embedded database the serving process has open is refused (DataDirInUseError): stop it first.
+    db = createDatabase(storage, logger, 'platform-events');
+  } catch (error) {
+    process.stderr.write(`events: ${error instanceof Error ? error.message : String(error)}\n`);
+    return EVENTS_EXIT.failed;
+  }
   try {
     if (action === 'parked') return await list(db, wanted ? [wanted] : [...consumers.values()]);
     if (action === 'discard') return await discard(db, wanted!, eventId!);

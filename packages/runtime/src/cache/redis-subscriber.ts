@@ -78,6 +78,8 @@ export class RedisSubscriber {
   private readonly subscriptions = new Set<Subscription>();
   /** The connection failed and is not ready again yet (a first attempt under way counts as not down). */
   private down = false;
+  /** A confirmation did not come within the timeout (Redis accepts connections and does not answer): until one does. */
+  private unanswered = false;
   /** `subscribe` calls waiting for a confirmation, to wake when the connection fails instead. */
   private readonly waiting = new Set<() => void>();
   private readonly refusals = new LogThrottle(10_000);
@@ -113,6 +115,7 @@ export class RedisSubscriber {
     return client.subscribe(this.options.keyPrefix + subscription.channel, subscription.listener).then(
       () => {
         if (this.closed) return;
+        this.unanswered = false;
         if (subscription.ended) this.unsubscribe(client, subscription);
         else subscription.confirm(client.isReady);
       },
@@ -151,25 +154,27 @@ export class RedisSubscriber {
   }
 
   /**
-   * Waits for the first answer to a SUBSCRIBE while Redis may give it soon: never once the connection failed, and
-   * never past the command timeout (a Redis that accepts connections and does not answer).
+   * Waits for the first answer to a SUBSCRIBE while Redis may give it soon: never once the connection failed, never
+   * past the command timeout, and not at all after a wait ran out until Redis answers one (a Redis that accepts
+   * connections and does not answer would otherwise cost a start the timeout once per subscription, in turn).
    */
   private async confirmedOrUnanswered(answered: Promise<void>): Promise<void> {
-    if (this.down) return;
+    if (this.down || this.unanswered) return;
     let wake!: () => void;
     const woken = new Promise<void>((resolve) => (wake = resolve));
     this.waiting.add(wake);
     try {
-      await this.within(Promise.race([answered, woken]), this.options.confirmWithinMs);
+      if (!(await this.within(Promise.race([answered, woken]), this.options.confirmWithinMs))) this.unanswered = true;
     } finally {
       this.waiting.delete(wake);
     }
   }
 
-  private async within(settles: Promise<void>, ms: number): Promise<void> {
+  /** Whether `settles` settled within `ms`. */
+  private async within(settles: Promise<void>, ms: number): Promise<boolean> {
     let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
-    await Promise.race([settles.catch(() => undefined), timedOut]).finally(() => clearTimeout(timer));
+    const timedOut = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+    return Promise.race([settles.then(() => true, () => true), timedOut]).finally(() => clearTimeout(timer));
   }
 
   /** The subscriber connection, created (and connecting, retrying for ever) on first use. */
@@ -203,6 +208,7 @@ export class RedisSubscriber {
     client.on('end', failed);
     client.on('ready', () => {
       this.down = false;
+      this.unanswered = false;
       for (const subscription of this.subscriptions) subscription.resume();
     });
   }

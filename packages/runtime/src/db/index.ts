@@ -2,6 +2,7 @@ export * from './port';
 export * from './errors';
 export { createPostgresDatabase, type PostgresDatabaseOptions } from './postgres';
 export { createPgliteDatabase, type PgliteDatabaseOptions } from './pglite';
+export { DataDirInUseError } from './data-dir-lock';
 export { createDatabase } from './create';
 export { migrate, migrationChecksum, pendingMigrations, type MigrateOptions, type MigrationSource } from './migrate';
 export { loadMigrationsFromDir } from './migration-files';

@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { PGlite, types as pgliteTypes, type Results } from '@electric-sql/pglite';
 import type { Logger } from '../logging/logger';
 import { runAfterCommit } from './after-commit';
+import { lockDataDir } from './data-dir-lock';
 import { NestedDatabaseUseError } from './errors';
 import { loadPgliteArtifacts } from './pglite-artifacts';
 import { AsyncMutex } from './mutex';
@@ -35,7 +36,9 @@ function normalise<Row>(result: Results<Row>): QueryResult<Row> {
  * very transaction it runs in; that is detected and thrown as `NestedDatabaseUseError` instead of hanging.
  */
 export function createPgliteDatabase(options: PgliteDatabaseOptions): Database {
-  if (!options.dataDir.startsWith('memory://')) mkdirSync(options.dataDir, { recursive: true });
+  const persistent = !options.dataDir.startsWith('memory://');
+  if (persistent) mkdirSync(options.dataDir, { recursive: true });
+  const release = persistent ? lockDataDir(options.dataDir) : () => undefined;
   const opening = loadPgliteArtifacts().then(
     (artifacts) =>
       new PGlite(options.dataDir, {
@@ -127,7 +130,11 @@ export function createPgliteDatabase(options: PgliteDatabaseOptions): Database {
     },
 
     async close() {
-      await mutex.run(async () => (await opening).close());
+      try {
+        await mutex.run(async () => (await opening).close());
+      } finally {
+        release();
+      }
     },
   };
   return db;

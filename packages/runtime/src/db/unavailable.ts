@@ -1,4 +1,4 @@
-import { types } from 'node:util';
+import { isError } from '../errors/is-error';
 import { DatabaseUnavailableError } from './errors';
 import { sqlStateOf } from './sql-state';
 
@@ -20,9 +20,7 @@ const DRIVER_UNAVAILABLE = /^(Connection terminated|timeout exceeded when trying
 
 /** `error` as a DatabaseUnavailableError when it says the database cannot be reached or answer now; else as it is. */
 export function unavailableOr(error: unknown): unknown {
-  // A socket's error is made by node's core, which under a test runner's sandbox (jest's vm context) is another realm:
-  // no `instanceof Error` there, and the outage stayed what it was (a raw ECONNRESET) now and then.
-  if (!(error instanceof Error || types.isNativeError(error)) || error instanceof DatabaseUnavailableError) return error;
+  if (!isError(error) || error instanceof DatabaseUnavailableError) return error;
   const state = sqlStateOf(error);
   const { syscall } = error as { syscall?: unknown };
   const unavailable =

@@ -1,9 +1,9 @@
-import { types } from 'node:util';
 import { DatabaseUnavailableError } from '../db/errors';
 import { sqlStateOf } from '../db/sql-state';
 import { unavailableOr } from '../db/unavailable';
 import { AppError } from './app-error';
 import { codeForGrpcStatus, type ErrorCode } from './codes';
+import { isError } from './is-error';
 
 /**
  * Codes that say a dependency cannot serve now, not that the work is wrong: `unavailable` (DatabaseUnavailableError,
@@ -26,8 +26,7 @@ const MAX_CAUSE_DEPTH = 5;
  */
 export function isTransientFailure(error: unknown): boolean {
   let current = error;
-  // A socket's error comes from node's core, another realm under a test runner's sandbox: not `instanceof Error` there.
-  for (let depth = 0; (current instanceof Error || types.isNativeError(current)) && depth < MAX_CAUSE_DEPTH; depth += 1) {
+  for (let depth = 0; isError(current) && depth < MAX_CAUSE_DEPTH; depth += 1) {
     if (current instanceof AppError ? TRANSIENT_CODES.has(current.code) : transientBelowAppError(current)) return true;
     current = current.cause;
   }

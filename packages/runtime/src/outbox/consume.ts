@@ -67,6 +67,9 @@ export function consumeEvents(options: ConsumeEventsOptions): Promise<Subscripti
   /** Per topic and partition: the event failing at its head and how many times in a row (transient failures reset it). */
   const failing = new Map<string, { eventId: string; attempts: number }>();
   const headOf = (message: ReceivedMessage) => `${message.topic}\u0000${message.partition}`;
+  // Each series exists from the start at 0: Prometheus's increase() does not count a series' first appearance, so a
+  // counter first set at 1 by the first parked event would never fire the alert on it (docs/operations.md).
+  for (const topic of options.topics) eventsParked.inc({ consumer, topic }, 0);
 
   function warnMalformed(message: ReceivedMessage): void {
     eventsConsumed.inc({ consumer, topic: message.topic, result: 'failed' });

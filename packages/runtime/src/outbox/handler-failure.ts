@@ -1,14 +1,9 @@
-import { types } from 'node:util';
 import { sqlStateOf } from '../db/sql-state';
 import { AppError } from '../errors/app-error';
+import { isError } from '../errors/is-error';
 
 /** The longest error message a parked event keeps (its handler's message may quote the payload: the row holds that too). */
 const MESSAGE_LIMIT = 500;
-
-/** Whether `value` is an Error, also one of another realm (node's core errors under a test runner's sandbox). */
-function isError(value: unknown): value is Error {
-  return value instanceof Error || types.isNativeError(value);
-}
 
 /**
  * The class of what a handler threw, the only thing about it that goes into logs, with the code that says more where

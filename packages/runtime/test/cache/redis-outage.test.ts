@@ -162,3 +162,27 @@ describeWith('redis', 'redis cache started while Redis is away', (url) => {
     await waitFor(() => !watcher!.isOn(), 'the maintenance signal');
   }, 60_000);
 });
+
+/** A Redis that accepts connections and never answers, from the start: a start is held at most one command timeout. */
+describeWith('redis', 'redis cache started while Redis does not answer', (url) => {
+  it('waits for one subscription\'s confirmation, then registers the others at once until Redis answers', async () => {
+    const relay = await startRedisRelay(url());
+    relay.stall();
+    const cache = createRedisCache({ url: relay.url, keyPrefix: uniquePrefix('stalled-start'), logger, commandTimeoutMs: 2_000 });
+    try {
+      const live: string[] = [];
+      await cache.subscribe('first', () => undefined, { onLive: () => live.push('first') });
+      // Each would wait out the 2 s timeout again; they must not wait at all (1.5 s is a margin, not a measurement).
+      const notWaited = (subscribing: Promise<unknown>) =>
+        Promise.race([subscribing.then(() => 'registered'), new Promise((resolve) => setTimeout(() => resolve('waited'), 1_500))]);
+      expect(await notWaited(cache.subscribe('second', () => undefined, { onLive: () => live.push('second') }))).toBe('registered');
+      expect(await notWaited(cache.subscribe('third', () => undefined, { onLive: () => live.push('third') }))).toBe('registered');
+      expect(live).toEqual([]);
+      relay.thaw();
+      await waitFor(() => live.length === 3, 'the subscriptions to be live once Redis answers', 30_000);
+    } finally {
+      await cache.close();
+      await relay.close();
+    }
+  }, 60_000);
+});

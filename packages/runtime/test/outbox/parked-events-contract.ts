@@ -130,6 +130,8 @@ export function parkedEventsContract(fixture: () => ParkedEventsFixture): void {
         await store(tx, event);
       },
     });
+    // The series is there, at 0, before anything is parked: increase() counts no series' first appearance.
+    expect((await eventsParked.get()).values.some((v) => v.labels.consumer === 'things-store' && v.labels.topic === 'things.v1')).toBe(true);
     const parkedBefore = await parkedCount();
     const [first, poison, ...behind] = await publish([{ n: 1 }, { n: 2, poison: true, secret }, { n: 3 }, { n: 4 }]);
 

@@ -15,6 +15,9 @@ describe('limitSubjectOf: what a per-address limit counts', () => {
     expect(limitSubjectOf('198.51.100.7')).toBe('198.51.100.7');
     expect(limitSubjectOf('::ffff:198.51.100.7')).toBe('198.51.100.7');
     expect(limitSubjectOf('::ffff:198.51.100.8')).toBe('198.51.100.8');
+    // Translated by an IPv6-only ingress (NAT64 well-known prefix): each IPv4 client its own, never one /64 for all.
+    expect(limitSubjectOf('64:ff9b::198.51.100.7')).toBe('198.51.100.7');
+    expect(limitSubjectOf('64:ff9b::c633:6408')).toBe('198.51.100.8');
   });
 
   it('leaves anything else as it is', () => {

@@ -17,3 +17,4 @@ export * from './mcp-upstream';
 export * from './raw-mcp-upstream';
 export * from './mcp-gateway';
 export * from './oauth-provider';
+export * from './platform-command';

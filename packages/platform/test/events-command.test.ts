@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,36 +16,16 @@ import {
   type EventBus,
   type Subscription,
 } from '@platform/runtime';
-import { createTestDatabase, describeWith, expectEventually, memoryLogger } from '@platform/test';
+import { createTestDatabase, describeWith, expectEventually, memoryLogger, runPlatformCommand, type CommandRun } from '@platform/test';
 import { consumerOptions } from '../src/modules/consumer-options';
 import { SERVICES } from '../src/services';
 
-const ROOT = path.resolve(__dirname, '../../..');
-const MAIN = path.join(ROOT, 'packages/platform/src/main.ts');
 const CONSUMER = 'identity.audit-store';
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 /** Runs `platform events …` as an operator would: a process of its own, with only the database in its environment. */
-function runEvents(args: string[], databaseUrl: string, storage: Record<string, string> = { DATABASE_URL: databaseUrl }): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'events', ...args], {
-      cwd: ROOT,
-      // Redis and Kafka at closed ports: the command must need neither.
-      env: { PATH: process.env.PATH, ...storage, REDIS_URL: 'redis://127.0.0.1:1', KAFKA_BROKERS: '127.0.0.1:1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+function runEvents(args: string[], databaseUrl: string, storage: Record<string, string> = { DATABASE_URL: databaseUrl }): Promise<CommandRun> {
+  // Redis and Kafka at closed ports: the command must need neither.
+  return runPlatformCommand('events', args, { ...storage, REDIS_URL: 'redis://127.0.0.1:1', KAFKA_BROKERS: '127.0.0.1:1' });
 }
 
 /** An `audit.v1` event as services write them, with `metadata` of the test's choosing. */

@@ -1,46 +1,27 @@
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
 import { SERVICE_NAMES, serviceMigrations } from '@platform/runtime';
-import { createTestDatabase, describeWith, expectEventually, freePort, memoryLogger, type LogLine } from '@platform/test';
+import { createTestDatabase, describeWith, expectEventually, freePort, memoryLogger, runPlatformCommand, type CommandRun, type LogLine } from '@platform/test';
 import { startPlatform, type RunningPlatform } from '../src/platform';
 import { SERVICES } from '../src/services';
 
-const ROOT = path.resolve(__dirname, '../../..');
-const MAIN = path.join(ROOT, 'packages/platform/src/main.ts');
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
+interface Run extends CommandRun {
   /** stdout's JSON log lines. */
   lines: LogLine[];
 }
 
 /** Runs `platform migrate …` as the image does: a process of its own, with only the environment given. */
-function runMigrate(args: string[], env: NodeJS.ProcessEnv): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'migrate', ...args], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      const lines = stdout
-        .split('\n')
-        .filter((line) => line.startsWith('{'))
-        .map((line) => JSON.parse(line) as LogLine);
-      resolve({ code, stdout, stderr, lines });
-    });
-  });
+async function runMigrate(args: string[], env: NodeJS.ProcessEnv): Promise<Run> {
+  const run = await runPlatformCommand('migrate', args, env);
+  const lines = run.stdout
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as LogLine);
+  return { ...run, lines };
 }
 
 /** Every migration of each service, in the order it applies them. */

@@ -1,30 +1,12 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startPlatform } from '@platform/platform/src/platform';
-import { adminClient, ApiClient, describeWith, newPerson, startTestPlatform, type TestPlatform } from '@platform/test';
+import { adminClient, ApiClient, describeWith, newPerson, runPlatformCommand, startTestPlatform, type TestPlatform } from '@platform/test';
 
-const ROOT = path.resolve(__dirname, '../../../..');
-const MAIN = path.join(ROOT, 'packages/platform/src/main.ts');
 
 /** Runs `platform create-admin` as a real process; the password goes in on stdin or ADMIN_PASSWORD. */
-function createAdmin(args: string[], env: NodeJS.ProcessEnv, stdin: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'create-admin', ...args], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH, LOG_LEVEL: 'silent', ...env },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(stdin);
-  });
-}
+const createAdmin = (args: string[], env: NodeJS.ProcessEnv, stdin: string) => runPlatformCommand('create-admin', args, { LOG_LEVEL: 'silent', ...env }, stdin);
 
 describe('create-admin command', () => {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'create-admin-'));

@@ -32,12 +32,16 @@ export function capabilityRoutes(deps: EdgeDeps): AnyRouteDefinition[] {
         'than 10,000 capabilities (all kinds together) is refused: nothing is stored and the refresh fails. Answers the first ' +
         'page of the present capabilities (`limit` as in lists); `nextCursor` continues with `GET …/capabilities` ' +
         '(without `includeGone`). Answers when the discovery ends, which may take up to max(60 s, 10 × `timeoutSeconds`); ' +
-        'a client or proxy that gives up sooner finds the outcome on the server (`refreshedAt`, `lastRefreshError`).',
+        'a client or proxy that gives up sooner finds the outcome on the server (`refreshedAt`, `lastRefreshError`). ' +
+        'One discovery of a server runs at a time: a refresh asked for while another of the same server runs is merged ' +
+        'into it and answered at once with 202 and the stored list (nothing discovered for it yet); the running one ' +
+        'discovers once more when its round ends (at most three rounds in a row), and the outcome shows on the server.',
       tags: ['mcp-servers'],
       auth: MANAGE,
       request: { params: serverParams, query: pageQuery.pick({ limit: true }) },
       responses: {
         200: { description: 'The first page of the server\'s present capabilities, by kind then name', schema: capabilityPage },
+        202: { description: 'Merged into a refresh of the server already running, which discovers once more: the first page of the stored capabilities', schema: capabilityPage },
         503: { description: 'The server could not be reached or answered wrongly (`unavailable`); recorded as its last refresh error' },
       },
       handler: async (ctx) => {
@@ -45,7 +49,11 @@ export function capabilityRoutes(deps: EdgeDeps): AnyRouteDefinition[] {
           { context: requestContextOf(ctx), teamId: teamOf(ctx).id, serverId: ctx.params.serverId, page: { pageSize: ctx.query.limit, cursor: '' } },
           { deadlineMs: REFRESH_DEADLINE_MS },
         );
-        return { data: response.capabilities.map(presentCapability), nextCursor: response.page?.nextCursor || null };
+        return {
+          ...(response.coalesced ? { status: 202 } : {}),
+          data: response.capabilities.map(presentCapability),
+          nextCursor: response.page?.nextCursor || null,
+        };
       },
     }),
 

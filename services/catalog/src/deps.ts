@@ -1,5 +1,6 @@
 import type { Cache, Database, Logger, PlatformConfig, Secrets, ServiceClients } from '@platform/runtime';
 import type { DiscoverySlots } from './domain/discovery-slots';
+import type { RefreshLeases } from './domain/refresh-leases';
 
 /** What the catalog service's domain and store functions work with. */
 export interface CatalogDeps {
@@ -13,6 +14,8 @@ export interface CatalogDeps {
   clients: ServiceClients;
   /** How many discoveries this process runs at once, in all and per team (discovery-slots.ts). */
   discoverySlots: DiscoverySlots;
+  /** Which servers this process is refreshing now, and the refresh leases it holds (refresh-leases.ts). */
+  refreshLeases: RefreshLeases;
 }
 
 /** The schema this service owns; every SQL statement names it. */

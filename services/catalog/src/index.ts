@@ -5,6 +5,7 @@ import type { CatalogDeps } from './deps';
 import { callRecordRetention } from './domain/call-retention';
 import { DiscoverySlots } from './domain/discovery-slots';
 import { healthChecker } from './domain/health-checker';
+import { RefreshLeases } from './domain/refresh-leases';
 import { scheduledRefresh } from './domain/scheduled-refresh';
 import { callRecordsConsumer } from './events/call-records-consumer';
 import { createCatalogServiceHandlers } from './grpc/handlers';
@@ -23,6 +24,7 @@ export const catalogService = defineService({
       secrets: context.secrets,
       clients: context.clients,
       discoverySlots: new DiscoverySlots(),
+      refreshLeases: new RefreshLeases(),
     };
     // Health checks, scheduled re-discovery and call-record retention (src/domain); each null when turned off.
     const background = [healthChecker(deps), scheduledRefresh(deps), callRecordRetention(deps)].filter((task) => task !== null);

@@ -1,4 +1,4 @@
-import type { ListCapabilitiesRequest, ListCapabilitiesResponse, RefreshMcpServerRequest } from '@platform/proto/gen/platform/catalog/v1/catalog';
+import type { ListCapabilitiesRequest, ListCapabilitiesResponse, RefreshMcpServerRequest, RefreshMcpServerResponse } from '@platform/proto/gen/platform/catalog/v1/catalog';
 import { ActorKind, type PageRequest, type RequestContext } from '@platform/proto/gen/platform/common/v1/common';
 import { AppError, auditContext, firstAbortOf, writeAuditEvent, type Transaction } from '@platform/runtime';
 import { SCHEMA, type CatalogDeps } from '../deps';
@@ -6,13 +6,13 @@ import { listServerCapabilities, lockPresentCapabilities, markCapabilitiesGone, 
 import type { McpServerRow } from '../store/mcp-servers-mappers';
 import { findTeamMcpServer } from '../store/mcp-servers-store';
 import { sameUpstreamConnection } from '../store/upstream-connection';
-import { finishRefreshRound, releaseRefreshLease, takeRefreshLease } from '../store/refresh-store';
 import { capabilityPage } from './capability-pages';
 import { discoverCapabilities, DiscoveryError, type DiscoveredCapability } from './discovery';
 import { DiscoverySlotWaitEnded } from './discovery-slots';
 import { UUID } from './gateway-rules';
 import { writableTeam } from './publish-policy';
 import { announceServerExposureChange, refreshChangesExposure } from './refresh-exposure';
+import type { RefreshLease } from './refresh-leases';
 import { upstreamErrorForLog } from './upstream-error-log';
 import { upstreamTargetOf } from './upstream-exchange';
 
@@ -112,30 +112,51 @@ const discoveryBudgetSeconds = (server: McpServerRow) => Math.max(60, server.tim
  * platform's own (scheduler, data plane) is not. The answer is the first page of the present capabilities, of
  * `page.pageSize`; its cursor continues with listCapabilities (docs/catalog.md, What a refresh answers).
  *
- * One discovery of a server runs at a time across replicas (a lease on the row). A refresh asked for while another
- * runs is coalesced: the running one discovers once more when its round ends (so a change announced during a round
- * is not missed), and the caller gets the stored list's first page at once. A round whose server's connection changed meanwhile
+ * One discovery of a server runs at a time across replicas (a lease on the row, held by a refresh that runs:
+ * refresh-leases.ts). A refresh asked for while another runs is coalesced: the running one discovers once more when
+ * its round ends (so a change announced during a round is not missed), and the caller gets the stored list's first
+ * page at once, marked `coalesced`. A round whose server's connection changed meanwhile
  * (URL, transport or headers) stores nothing and is followed by one over the new connection. At most MAX_ROUNDS rounds; when the
  * last one was discarded, the caller gets the stored list's first page. `signal` stops the discovery (shutdown).
  */
-export async function refreshMcpServer(deps: CatalogDeps, request: RefreshMcpServerRequest, signal?: AbortSignal): Promise<ListCapabilitiesResponse> {
+export async function refreshMcpServer(deps: CatalogDeps, request: RefreshMcpServerRequest, signal?: AbortSignal): Promise<RefreshMcpServerResponse> {
   if (!askedBySystem(request.context)) await writableTeam(deps, request.teamId);
   const server = await teamServer(deps, request.teamId, request.serverId);
-  const leaseSeconds = discoveryBudgetSeconds(server) + 30;
   // A refresh answers the first page: a cursor has nothing to continue here.
   const answerPage = { pageSize: request.page?.pageSize ?? 0, cursor: '' };
-  if (!(await takeRefreshLease(deps.db, server.id, leaseSeconds))) return capabilityPage(deps.db, server.id, false, answerPage);
+  const storedPage = async (coalesced: boolean) => ({ ...(await capabilityPage(deps.db, server.id, false, answerPage)), coalesced });
+  const lease = deps.refreshLeases.enter(server.id);
+  if (!lease) return storedPage(true);
+  try {
+    if (!(await lease.take(deps.db))) return storedPage(true);
+    const answer = await discoverUnderLease(deps, request, server, lease, answerPage, signal);
+    return answer ? { ...answer, coalesced: false } : await storedPage(false);
+  } finally {
+    lease.leave();
+  }
+}
+
+/**
+ * The rounds of a refresh that holds the server's lease, each with the lease kept (renewed) while it runs; null when
+ * the last one was discarded. The lease is let go at the end, or on failure.
+ */
+async function discoverUnderLease(
+  deps: CatalogDeps,
+  request: RefreshMcpServerRequest,
+  server: McpServerRow,
+  lease: RefreshLease,
+  answerPage: PageRequest,
+  signal: AbortSignal | undefined,
+): Promise<ListCapabilitiesResponse | null> {
   let context = request.context;
   /** This caller's answer once a round of its own was stored: what a later round, asked for by others, cannot undo. */
   let answered: ListCapabilitiesResponse | null = null;
   try {
     for (let round = 1; ; round++) {
       const current = round === 1 ? server : await teamServer(deps, request.teamId, request.serverId);
-      const result = await discoverAndStore(deps, current, { context, answerPage }, signal);
+      const result = await keptRound(deps, lease, signal, (stop) => discoverAndStore(deps, current, { context, answerPage }, stop));
       const discarded = result === null;
-      if (!(await finishRefreshRound(deps.db, server.id, leaseSeconds, round < MAX_ROUNDS, discarded))) {
-        return result ?? (await capabilityPage(deps.db, server.id, false, answerPage));
-      }
+      if (!(await lease.finishRound(deps.db, round < MAX_ROUNDS, discarded))) return result;
       // A repeat asked for by other callers is the system's doing; a round redone over the new connection is still this caller's.
       if (!discarded) {
         context = undefined;
@@ -143,12 +164,26 @@ export async function refreshMcpServer(deps: CatalogDeps, request: RefreshMcpSer
       }
     }
   } catch (error) {
-    await releaseRefreshLease(deps.db, server.id).catch((releaseError: unknown) =>
-      deps.logger.warn({ serverId: server.id, err: (releaseError as Error).message }, 'releasing the refresh lease failed'),
-    );
+    await lease.release(deps.db, deps.logger);
     // The caller's own discovery succeeded and was stored; the failed repeat is recorded on the server as the system's.
     if (answered !== null) return answered;
     throw error;
+  }
+}
+
+/** Runs a round with the lease renewed meanwhile; a lease that could not be renewed stops it (RefreshLeaseLost). */
+async function keptRound<T>(deps: CatalogDeps, lease: RefreshLease, signal: AbortSignal | undefined, round: (stop: AbortSignal) => Promise<T>): Promise<T> {
+  const kept = lease.keep(deps.db);
+  const stop = signal ? firstAbortOf([signal, kept.signal]) : null;
+  try {
+    return await round(stop?.signal ?? kept.signal);
+  } catch (error) {
+    // The round reports a stop as "stopped": say why.
+    if (kept.signal.aborted) throw kept.signal.reason;
+    throw error;
+  } finally {
+    stop?.release();
+    kept.stop();
   }
 }
 

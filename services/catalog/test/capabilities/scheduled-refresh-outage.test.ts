@@ -21,6 +21,7 @@ import {
 } from '@platform/test';
 import type { CatalogDeps } from '../../src/deps';
 import { DiscoverySlots } from '../../src/domain/discovery-slots';
+import { RefreshLeases } from '../../src/domain/refresh-leases';
 import { scheduledRefresh } from '../../src/domain/scheduled-refresh';
 import { startControllableUpstream, type ControllableUpstream } from '../health/controllable-upstream';
 
@@ -74,6 +75,7 @@ describeWith('postgres', 'scheduled re-discovery while the catalog database is a
       secrets,
       clients,
       discoverySlots: new DiscoverySlots(),
+      refreshLeases: new RefreshLeases(),
     };
     task = scheduledRefresh(deps)!;
   }, 120_000);
@@ -120,8 +122,8 @@ describeWith('postgres', 'scheduled re-discovery while the catalog database is a
 
   it('discovers the server at its next schedule once the database answers', async () => {
     relay.restore();
-    // One interval later (the refresh lease the failed refresh could not release has long run out by then).
-    await direct.query(`UPDATE catalog.mcp_servers SET next_refresh_at = now(), refresh_lease_until = NULL WHERE id = $1`, [serverId]);
+    // One interval later; the refresh lease the failed refresh could not let go is no hindrance (refresh-leases.ts).
+    await direct.query(`UPDATE catalog.mcp_servers SET next_refresh_at = now() WHERE id = $1`, [serverId]);
     await expect(task.runRound()).resolves.toBe(1);
     const after = await recorded();
     expect(after.lastRefreshError).toBeNull();

@@ -240,7 +240,12 @@ describe('MCP server health checks and scheduled discovery', () => {
     expect(gated.maxPendingToolsList).toBe(1);
     // The coalesced requests were honoured by exactly one further round, after the one they waited on.
     expect(gated.toolsLists).toBe(2);
-    expect(answers.map((answer) => answer.capabilities.length).sort()).toEqual([0, 0, 0, 1]);
+    expect(answers.map((answer) => [answer.coalesced, answer.capabilities.length]).sort()).toEqual([
+      [false, 1],
+      [true, 0],
+      [true, 0],
+      [true, 0],
+    ]);
     const entries = await eventually(
       async () =>
         ((await owner.client.get(`/v1/teams/${team}/audit?action=mcp_server.refresh`)).body.data ?? []).filter(
@@ -259,8 +264,8 @@ describe('MCP server health checks and scheduled discovery', () => {
     gated.holdToolsList = true;
     const first = owner.client.post(`${path}/refresh`);
     await eventually(() => gated.pendingToolsList, (pending) => pending === 1);
-    // Coalesced into the running discovery: answered at once, and owed one more round once it ends.
-    expect((await owner.client.post(`${path}/refresh`)).status).toBe(200);
+    // Coalesced into the running discovery: answered at once, saying so (202), and owed one more round once it ends.
+    expect((await owner.client.post(`${path}/refresh`)).status).toBe(202);
 
     // That repeat will find the upstream refusing; the held tools/list is already past the refusal.
     gated.mode = 'unauthorized';

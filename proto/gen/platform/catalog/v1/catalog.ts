@@ -409,6 +409,18 @@ export interface RefreshMcpServerRequest {
   page?: PageRequest | undefined;
 }
 
+/**
+ * The first page of the server's present capabilities after the refresh (as ListCapabilitiesResponse), and whether
+ * the refresh was merged into one of the same server already running (docs/catalog.md, One discovery of a server at
+ * a time): then nothing was discovered for it yet; the page is the stored list, and the running refresh discovers
+ * once more when its round ends.
+ */
+export interface RefreshMcpServerResponse {
+  capabilities: Capability[];
+  page?: PageInfo | undefined;
+  coalesced: boolean;
+}
+
 export interface ListCapabilitiesRequest {
   teamId: string;
   serverId: string;
@@ -5759,6 +5771,98 @@ export const RefreshMcpServerRequest: MessageFns<RefreshMcpServerRequest> = {
   },
 };
 
+function createBaseRefreshMcpServerResponse(): RefreshMcpServerResponse {
+  return { capabilities: [], page: undefined, coalesced: false };
+}
+
+export const RefreshMcpServerResponse: MessageFns<RefreshMcpServerResponse> = {
+  encode(message: RefreshMcpServerResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.capabilities) {
+      Capability.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.page !== undefined) {
+      PageInfo.encode(message.page, writer.uint32(18).fork()).join();
+    }
+    if (message.coalesced !== false) {
+      writer.uint32(24).bool(message.coalesced);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RefreshMcpServerResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRefreshMcpServerResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.capabilities.push(Capability.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.page = PageInfo.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.coalesced = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RefreshMcpServerResponse {
+    return {
+      capabilities: globalThis.Array.isArray(object?.capabilities)
+        ? object.capabilities.map((e: any) => Capability.fromJSON(e))
+        : [],
+      page: isSet(object.page) ? PageInfo.fromJSON(object.page) : undefined,
+      coalesced: isSet(object.coalesced) ? globalThis.Boolean(object.coalesced) : false,
+    };
+  },
+
+  toJSON(message: RefreshMcpServerResponse): unknown {
+    const obj: any = {};
+    if (message.capabilities?.length) {
+      obj.capabilities = message.capabilities.map((e) => Capability.toJSON(e));
+    }
+    if (message.page !== undefined) {
+      obj.page = PageInfo.toJSON(message.page);
+    }
+    if (message.coalesced !== false) {
+      obj.coalesced = message.coalesced;
+    }
+    return obj;
+  },
+};
+
 function createBaseListCapabilitiesRequest(): ListCapabilitiesRequest {
   return { teamId: "", serverId: "", includeGone: false, page: undefined };
 }
@@ -7465,9 +7569,9 @@ export const CatalogServiceService = {
     requestSerialize: (value: RefreshMcpServerRequest): Buffer =>
       Buffer.from(RefreshMcpServerRequest.encode(value).finish()),
     requestDeserialize: (value: Buffer): RefreshMcpServerRequest => RefreshMcpServerRequest.decode(value),
-    responseSerialize: (value: ListCapabilitiesResponse): Buffer =>
-      Buffer.from(ListCapabilitiesResponse.encode(value).finish()),
-    responseDeserialize: (value: Buffer): ListCapabilitiesResponse => ListCapabilitiesResponse.decode(value),
+    responseSerialize: (value: RefreshMcpServerResponse): Buffer =>
+      Buffer.from(RefreshMcpServerResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): RefreshMcpServerResponse => RefreshMcpServerResponse.decode(value),
   },
   listCapabilities: {
     path: "/platform.catalog.v1.CatalogService/ListCapabilities" as const,
@@ -7547,7 +7651,7 @@ export interface CatalogServiceServer extends UntypedServiceImplementation {
   /** The servers a team sees in its catalog: its own published servers plus platform servers visible to it. */
   listCatalog: handleUnaryCall<ListCatalogRequest, ListMcpServersResponse>;
   /** Capabilities of a team's MCP server: discovery from the upstream, and the stored list. */
-  refreshMcpServer: handleUnaryCall<RefreshMcpServerRequest, ListCapabilitiesResponse>;
+  refreshMcpServer: handleUnaryCall<RefreshMcpServerRequest, RefreshMcpServerResponse>;
   listCapabilities: handleUnaryCall<ListCapabilitiesRequest, ListCapabilitiesResponse>;
   /** Op 8 (team owners/admins under self_publish) and the platform admins' approval route. */
   approveCapability: handleUnaryCall<ApproveCapabilityRequest, Capability>;
@@ -7845,18 +7949,18 @@ export interface CatalogServiceClient extends Client {
   /** Capabilities of a team's MCP server: discovery from the upstream, and the stored list. */
   refreshMcpServer(
     request: RefreshMcpServerRequest,
-    callback: (error: ServiceError | null, response: ListCapabilitiesResponse) => void,
+    callback: (error: ServiceError | null, response: RefreshMcpServerResponse) => void,
   ): ClientUnaryCall;
   refreshMcpServer(
     request: RefreshMcpServerRequest,
     metadata: Metadata,
-    callback: (error: ServiceError | null, response: ListCapabilitiesResponse) => void,
+    callback: (error: ServiceError | null, response: RefreshMcpServerResponse) => void,
   ): ClientUnaryCall;
   refreshMcpServer(
     request: RefreshMcpServerRequest,
     metadata: Metadata,
     options: Partial<CallOptions>,
-    callback: (error: ServiceError | null, response: ListCapabilitiesResponse) => void,
+    callback: (error: ServiceError | null, response: RefreshMcpServerResponse) => void,
   ): ClientUnaryCall;
   listCapabilities(
     request: ListCapabilitiesRequest,

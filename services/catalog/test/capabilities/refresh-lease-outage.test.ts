@@ -1,0 +1,177 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createMemoryCache, createPostgresDatabase, DatabaseUnavailableError, loadSecrets, systemRequestContext, type Database, type ServiceClients } from '@platform/runtime';
+import {
+  adminClient,
+  describeWith,
+  eventually,
+  grpcClients,
+  memoryLogger,
+  newPerson,
+  newTeam,
+  startTcpProxy,
+  startTestPlatform,
+  unique,
+  type TcpProxy,
+  type TestPerson,
+  type TestPlatform,
+} from '@platform/test';
+import type { CatalogDeps } from '../../src/deps';
+import { refreshMcpServer } from '../../src/domain/capabilities';
+import { DiscoverySlots } from '../../src/domain/discovery-slots';
+import { RefreshLeases, RefreshLeaseLost } from '../../src/domain/refresh-leases';
+import { startControllableUpstream, type ControllableUpstream } from '../health/controllable-upstream';
+
+/**
+ * The refresh lease when the catalog's database fails mid-refresh (docs/catalog.md, One discovery of a server at a
+ * time). Replica A is a catalog built here whose pool reaches the platform's database through a relay the test cuts;
+ * replica B is the platform's own catalog, behind the refresh route, whose database stays reachable.
+ */
+describeWith('postgres', 'the refresh lease when the catalog database fails mid-refresh', () => {
+  const log = memoryLogger('catalog');
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'refresh-lease-'));
+  let platform: TestPlatform;
+  let relay: TcpProxy;
+  let db: Database;
+  let clients: ServiceClients;
+  let replicaA: CatalogDeps;
+  let owner: TestPerson;
+  let team: string;
+  let teamId: string;
+  const upstreams: ControllableUpstream[] = [];
+
+  beforeAll(async () => {
+    platform = await startTestPlatform({ env: { ALLOWED_INTERNAL_NETWORKS: '127.0.0.0/8' } });
+    const admin = await adminClient(platform);
+    owner = await newPerson(platform, admin, 'owner');
+    team = await newTeam(admin, owner);
+    teamId = (await owner.client.get(`/v1/teams/${team}`)).body.data.id;
+
+    const database = new URL(platform.env.DATABASE_URL!);
+    relay = await startTcpProxy({ host: database.hostname, port: Number(database.port || 5432) });
+    const relayed = new URL(database);
+    relayed.hostname = '127.0.0.1';
+    relayed.port = String(relay.port);
+    db = createPostgresDatabase({ url: relayed.toString(), poolMax: 3, logger: log.logger, timeouts: { connectMs: 2_000 } });
+    const { config } = platform.platform.context;
+    const secrets = await loadSecrets({ encryptionKey: platform.env.ENCRYPTION_KEY, apiKeyPepper: platform.env.API_KEY_PEPPER, dataDir, embedded: false, logger: log.logger });
+    clients = grpcClients(platform);
+    replicaA = {
+      db,
+      cache: createMemoryCache({ keyPrefix: unique('refresh-lease') }),
+      logger: log.logger,
+      config,
+      secrets,
+      clients,
+      discoverySlots: new DiscoverySlots(),
+      refreshLeases: new RefreshLeases(),
+    };
+  }, 120_000);
+
+  afterAll(async () => {
+    relay?.restore();
+    await db?.close();
+    await relay?.close();
+    await clients?.close();
+    await platform?.stop();
+    for (const upstream of upstreams) await upstream.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  /** A disabled server (neither health checks nor the scheduler touch it) at an upstream listing `search`. */
+  async function heldServer(timeoutSeconds = 5): Promise<{ upstream: ControllableUpstream; serverId: string }> {
+    const upstream = await startControllableUpstream(['search']);
+    upstreams.push(upstream);
+    const created = await owner.client.post(`/v1/teams/${team}/mcp-servers`, { name: 'Leased', slug: unique('lease'), url: upstream.url, timeoutSeconds, enabled: false });
+    expect(created.status).toBe(201);
+    upstream.holdToolsList = true;
+    return { upstream, serverId: created.body.data.id };
+  }
+
+  const refreshOn = (replica: CatalogDeps, serverId: string) => refreshMcpServer(replica, { context: systemRequestContext('system', 'test'), teamId, serverId });
+  const refreshOnA = (serverId: string) => refreshOn(replicaA, serverId);
+  const refreshOnB = (serverId: string) => owner.client.post(`/v1/teams/${team}/mcp-servers/${serverId}/refresh`);
+  const names = (answer: { capabilities: { name: string }[] }) => answer.capabilities.map((item) => item.name);
+
+  /** Replica A's refresh of the server fails for its database going away while the discovery waits upstream. */
+  async function refreshCutOffMidway(upstream: ControllableUpstream, serverId: string): Promise<void> {
+    const failed = refreshOnA(serverId);
+    await eventually(() => upstream.pendingToolsList, (pending) => pending === 1);
+    relay.cut();
+    upstream.openToolsList();
+    await expect(failed).rejects.toBeInstanceOf(DatabaseUnavailableError);
+    relay.restore();
+  }
+
+  it('merges a refresh asked of another replica into a live one, says so (202), and the live one discovers once more', async () => {
+    const { upstream, serverId } = await heldServer();
+    const running = refreshOnA(serverId);
+    await eventually(() => upstream.pendingToolsList, (pending) => pending === 1);
+    const merged = await refreshOnB(serverId);
+    expect([merged.status, merged.body.data]).toEqual([202, []]);
+    upstream.openToolsList();
+    expect(names(await running)).toEqual(['search']);
+    expect(upstream.toolsLists).toBe(2);
+    expect(upstream.maxPendingToolsList).toBe(1);
+  }, 60_000);
+
+  it('runs the next refresh on the same replica once the database is back, instead of merging it into the failed one', async () => {
+    const { upstream, serverId } = await heldServer();
+    await refreshCutOffMidway(upstream, serverId);
+
+    const answer = await refreshOnA(serverId);
+    expect(upstream.toolsLists).toBe(2);
+    expect(names(answer)).toEqual(['search']);
+  }, 60_000);
+
+  it('runs a refresh asked of another replica soon after the database is back', async () => {
+    const { upstream, serverId } = await heldServer();
+    await refreshCutOffMidway(upstream, serverId);
+
+    // Well within the old lease (max(60 s, 10 × 5 s) + 30 s): the failed holder lets go once the database answers.
+    // Its own replica does not hold it for a whole term either (REFRESH_LEASE_SECONDS, 30 s).
+    const answered = await eventually(() => refreshOnB(serverId), (response) => response.status !== 202, 15_000);
+    expect(upstream.toolsLists).toBe(2);
+    expect([answered.status, answered.body.data?.map((item: { name: string }) => item.name)]).toEqual([200, ['search']]);
+  }, 60_000);
+
+  it('stops a discovery whose lease it cannot renew before the lease runs out; another replica then refreshes, never at the same time', async () => {
+    // A short term, so that the test waits seconds for it to run out: renewed every 3⅓ s, given up after 8⅓ s.
+    const shortLeased: CatalogDeps = { ...replicaA, refreshLeases: new RefreshLeases(10) };
+    // Its tools/list waits past the lease's term without timing out.
+    const { upstream, serverId } = await heldServer(60);
+    let listsWhenStopped = -1;
+    const stopped = refreshOn(shortLeased, serverId).then(
+      () => null,
+      (error: unknown) => {
+        listsWhenStopped = upstream.toolsLists;
+        upstream.openToolsList();
+        return error;
+      },
+    );
+    await eventually(() => upstream.pendingToolsList, (pending) => pending === 1);
+    relay.cut();
+
+    // The other replica, asked meanwhile: merged (202) while the lease runs, then a discovery of its own (200).
+    const statuses: number[] = [];
+    const answered = await eventually(
+      async () => {
+        const response = await refreshOnB(serverId);
+        statuses.push(response.status);
+        return response;
+      },
+      (response) => response.status !== 202,
+      45_000,
+    );
+    const error = await stopped;
+    expect(error).toBeInstanceOf(RefreshLeaseLost);
+    expect(error).toBeInstanceOf(DatabaseUnavailableError);
+    // Replica A had stopped before replica B's discovery reached the upstream.
+    expect(listsWhenStopped).toBe(1);
+    expect(statuses[0]).toBe(202);
+    expect([answered.status, answered.body.data?.map((item: { name: string }) => item.name)]).toEqual([200, ['search']]);
+    expect(upstream.toolsLists).toBe(2);
+    relay.restore();
+  }, 90_000);
+});

@@ -114,13 +114,18 @@ export class OutboxRelay {
     this.loop = undefined;
   }
 
-  /** What this schema's outbox has not published yet (the metrics read it at scrape time; unsent rows are indexed). */
+  /**
+   * What this schema's outbox has not published yet, and how many events its consumers parked (the metrics read it at
+   * scrape time; unsent rows are indexed, parked ones few).
+   */
   async backlog(): Promise<OutboxBacklog> {
-    const { rows } = await this.options.db.query<{ unsent: number; oldest: number }>(
-      `SELECT count(*)::int AS unsent, coalesce(extract(epoch FROM now() - min(created_at)), 0)::float8 AS oldest
+    const { rows } = await this.options.db.query<{ unsent: number; oldest: number; parked: number }>(
+      `SELECT count(*)::int AS unsent, coalesce(extract(epoch FROM now() - min(created_at)), 0)::float8 AS oldest,
+              (SELECT count(*)::int FROM ${this.schema}.parked_events) AS parked
          FROM ${this.schema}.outbox WHERE sent_at IS NULL`,
     );
-    return { unsent: Number(rows[0]?.unsent ?? 0), oldestAgeSeconds: Math.max(0, Number(rows[0]?.oldest ?? 0)) };
+    const row = rows[0];
+    return { unsent: Number(row?.unsent ?? 0), oldestAgeSeconds: Math.max(0, Number(row?.oldest ?? 0)), parked: Number(row?.parked ?? 0) };
   }
 
   /**

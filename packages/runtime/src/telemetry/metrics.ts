@@ -113,6 +113,8 @@ export const eventHandlerConsecutiveFailures = new Gauge({
 export interface OutboxBacklog {
   unsent: number;
   oldestAgeSeconds: number;
+  /** Events the schema's consumers set aside and nobody replayed or discarded yet (outbox/parked-events.ts). */
+  parked: number;
 }
 
 /** Per schema, the running relays' readers (two relays of one schema may run in one process: tests, say); any one reads. */
@@ -166,6 +168,16 @@ export const outboxUnsent = new Gauge({
   registers: [metricsRegistry],
   async collect() {
     await collectBacklog(this, (backlog) => backlog.unsent);
+  },
+});
+
+export const eventsParkedNow = new Gauge({
+  name: 'platform_events_parked_now',
+  help: 'Events a schema\'s consumers set aside that wait to be replayed or discarded, read at scrape time.',
+  labelNames: ['schema'] as const,
+  registers: [metricsRegistry],
+  async collect() {
+    await collectBacklog(this, (backlog) => backlog.parked);
   },
 });
 

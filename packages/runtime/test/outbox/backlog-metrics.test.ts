@@ -97,4 +97,22 @@ describe('outbox backlog metrics', () => {
     await new Promise((resolve) => setTimeout(resolve, 1_100));
     expect(await scraped('platform_outbox_unsent', schema)).toBe(0);
   });
+
+  it('counts the events its consumers parked that wait for an operator (platform_events_parked_now)', async () => {
+    relay = new OutboxRelay({ db, schema, bus, logger, pollMs: 5_000 });
+    relay.start();
+    expect(await scraped('platform_events_parked_now', schema)).toBe(0);
+    for (const consumer of ['store-a', 'store-b']) {
+      await db.query(
+        `INSERT INTO ${schema}.parked_events (consumer, event_id, topic, partition, message_offset, envelope, error_class, error_message, attempts)
+         VALUES ($1, $2, 'things.v1', 0, 7, '{}', 'TypeError', 'refused', 8)`,
+        [consumer, randomUUID()],
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1_100)); // past the scrape's one-second reuse of a read
+    expect(await scraped('platform_events_parked_now', schema)).toBe(2);
+    await db.query(`DELETE FROM ${schema}.parked_events WHERE consumer = 'store-a'`);
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    expect(await scraped('platform_events_parked_now', schema)).toBe(1);
+  });
 });

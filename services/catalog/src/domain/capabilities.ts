@@ -5,6 +5,7 @@ import { SCHEMA, type CatalogDeps } from '../deps';
 import { listServerCapabilities, lockPresentCapabilities, markCapabilitiesGone, pruneGoneUnapprovedCapabilities, recordRefreshOutcome, upsertCapabilities, type CapabilityRow } from '../store/capabilities-store';
 import type { McpServerRow } from '../store/mcp-servers-mappers';
 import { findTeamMcpServer } from '../store/mcp-servers-store';
+import { holdsRefreshLease } from '../store/refresh-store';
 import { sameUpstreamConnection } from '../store/upstream-connection';
 import { capabilityPage } from './capability-pages';
 import { discoverCapabilities, DiscoveryError, type DiscoveredCapability } from './discovery';
@@ -12,7 +13,7 @@ import { DiscoverySlotWaitEnded } from './discovery-slots';
 import { UUID } from './gateway-rules';
 import { writableTeam } from './publish-policy';
 import { announceServerExposureChange, refreshChangesExposure } from './refresh-exposure';
-import type { RefreshLease } from './refresh-leases';
+import { RefreshLeaseLost, type RefreshLease } from './refresh-leases';
 import { upstreamErrorForLog } from './upstream-error-log';
 import { upstreamTargetOf } from './upstream-exchange';
 
@@ -127,13 +128,18 @@ export async function refreshMcpServer(deps: CatalogDeps, request: RefreshMcpSer
   const storedPage = async (coalesced: boolean) => ({ ...(await capabilityPage(deps.db, server.id, false, answerPage)), coalesced });
   const lease = deps.refreshLeases.enter(server.id);
   if (!lease) return storedPage(true);
+  let taken: boolean;
+  let answer: ListCapabilitiesResponse | null = null;
   try {
-    if (!(await lease.take(deps.db))) return storedPage(true);
-    const answer = await discoverUnderLease(deps, request, server, lease, answerPage, signal);
-    return answer ? { ...answer, coalesced: false } : await storedPage(false);
+    taken = await lease.take(deps.db);
+    if (taken) answer = await discoverUnderLease(deps, request, server, lease, answerPage, signal);
   } finally {
+    // Before reading the stored list: a refresh asked for from now on runs (or merges into another replica's), where
+    // one merged here meanwhile would be told of a repeat that never comes.
     lease.leave();
   }
+  if (!taken) return storedPage(true);
+  return answer ? { ...answer, coalesced: false } : storedPage(false);
 }
 
 /**
@@ -154,7 +160,7 @@ async function discoverUnderLease(
   try {
     for (let round = 1; ; round++) {
       const current = round === 1 ? server : await teamServer(deps, request.teamId, request.serverId);
-      const result = await keptRound(deps, lease, signal, (stop) => discoverAndStore(deps, current, { context, answerPage }, stop));
+      const result = await keptRound(deps, lease, signal, (stop) => discoverAndStore(deps, current, { context, answerPage, leaseToken: lease.token }, stop));
       const discarded = result === null;
       if (!(await lease.finishRound(deps.db, round < MAX_ROUNDS, discarded))) return result;
       // A repeat asked for by other callers is the system's doing; a round redone over the new connection is still this caller's.
@@ -164,7 +170,11 @@ async function discoverUnderLease(
       }
     }
   } catch (error) {
-    await lease.release(deps.db, deps.logger);
+    // Out of this replica's running refreshes first, so one asked for from now on takes the lease over and runs; the
+    // letting go is not awaited (a database that does not answer would hold the caller, and every refresh of the
+    // server merged meanwhile, for the read timeout) and, by its token, changes nothing once another took over.
+    lease.leave();
+    void lease.release(deps.db, deps.logger);
     // The caller's own discovery succeeded and was stored; the failed repeat is recorded on the server as the system's.
     if (answered !== null) return answered;
     throw error;
@@ -194,9 +204,19 @@ async function keptRound<T>(deps: CatalogDeps, lease: RefreshLease, signal: Abor
 async function discoverAndStore(
   deps: CatalogDeps,
   server: McpServerRow,
-  { context, answerPage }: { context: RequestContext | undefined; answerPage: PageRequest },
+  { context, answerPage, leaseToken }: { context: RequestContext | undefined; answerPage: PageRequest; leaseToken: string },
   signal: AbortSignal | undefined,
 ): Promise<ListCapabilitiesResponse | null> {
+  /**
+   * The server's row locked as probed, while this refresh still holds the lease: a fence. A round that lost its lease
+   * (its store's connection stalled past the lease, and another replica discovered meanwhile) must not store over a
+   * newer discovery; once the row is locked here, nobody can take the lease over until this transaction ends.
+   */
+  const lockedUnderLease = async (tx: Transaction) => {
+    const locked = await lockedAsProbed(tx, server);
+    if (locked && !(await holdsRefreshLease(tx, server.id, leaseToken))) throw new RefreshLeaseLost(new Error('another refresh took the lease over'));
+    return locked;
+  };
   const deadline = AbortSignal.timeout(discoveryBudgetSeconds(server) * 1000);
   // Not AbortSignal.any: the caller's signal (the scheduler's) lives as long as the process (runtime first-abort.ts).
   const following = signal ? firstAbortOf([signal, deadline]) : undefined;
@@ -216,7 +236,7 @@ async function discoverAndStore(
     if (signal?.aborted) throw new AppError('unavailable', 'The refresh was stopped');
     const message = refreshErrorMessage(error);
     const recorded = await deps.db.transaction(async (tx) => {
-      if (!(await lockedAsProbed(tx, server))) return false;
+      if (!(await lockedUnderLease(tx))) return false;
       await recordRefreshOutcome(tx, server.id, message);
       await auditRefresh(tx, context, server, { outcome: 'failed', errorClass: error.errorClass });
       return true;
@@ -232,7 +252,7 @@ async function discoverAndStore(
 
   let exposureChanged = false;
   const answer = await deps.db.transaction(async (tx) => {
-    const locked = await lockedAsProbed(tx, server);
+    const locked = await lockedUnderLease(tx);
     if (!locked) return null;
     // Approvals wait for this refresh from here: what it decides about the exposure holds when it commits.
     await lockPresentCapabilities(tx, server.id);

@@ -80,3 +80,9 @@ export async function releaseRefreshLease(db: Queryable, serverId: string, token
     [serverId, token],
   );
 }
+
+/** Whether `token` holds the server's lease now (inside a transaction that locked the row: until it ends). */
+export async function holdsRefreshLease(db: Queryable, serverId: string, token: string): Promise<boolean> {
+  const { rows } = await db.query(`SELECT 1 FROM catalog.mcp_servers WHERE id = $1 AND refresh_lease_token = $2`, [serverId, token]);
+  return rows.length > 0;
+}

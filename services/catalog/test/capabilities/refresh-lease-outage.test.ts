@@ -116,6 +116,19 @@ describeWith('postgres', 'the refresh lease when the catalog database fails mid-
     expect(upstream.maxPendingToolsList).toBe(1);
   }, 60_000);
 
+  it('stores nothing from a round whose lease another refresh took over meanwhile (a fence under the row lock)', async () => {
+    const { upstream, serverId } = await heldServer();
+    const running = refreshOnA(serverId);
+    await eventually(() => upstream.pendingToolsList, (pending) => pending === 1);
+    // As when its store's connection stalled past the lease and another replica took the server over.
+    await db.query(`UPDATE catalog.mcp_servers SET refresh_lease_token = gen_random_uuid() WHERE id = $1`, [serverId]);
+    upstream.openToolsList();
+    await expect(running).rejects.toBeInstanceOf(RefreshLeaseLost);
+    const stored = await owner.client.get(`/v1/teams/${team}/mcp-servers/${serverId}/capabilities`);
+    expect(stored.body.data).toEqual([]);
+    expect((await owner.client.get(`/v1/teams/${team}/mcp-servers/${serverId}`)).body.data.refreshedAt).toBeNull();
+  }, 60_000);
+
   it('runs the next refresh on the same replica once the database is back, instead of merging it into the failed one', async () => {
     const { upstream, serverId } = await heldServer();
     await refreshCutOffMidway(upstream, serverId);

@@ -73,8 +73,7 @@ export class SessionLiveness {
     } catch (error) {
       // Without the cache an ended session could be used on a replica that never saw it: refuse nothing, log (now
       // and then: during a Redis outage this is every request of every session new to this replica).
-      const suppressed = this.uncheckedWarnings.pass();
-      if (suppressed !== undefined) this.logger.warn({ err: error, suppressed }, 'could not check whether an MCP session was ended');
+      this.uncheckedWarnings.warn(this.logger, { err: error }, 'could not check whether an MCP session was ended');
       return false;
     }
     // Remembered only when no end can have been announced unheard since the cache was asked.

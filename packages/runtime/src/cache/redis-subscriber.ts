@@ -1,4 +1,5 @@
 import type { createClient } from 'redis';
+import { withTimeout } from '../lifecycle/timeout';
 import { LogThrottle } from '../logging/log-throttle';
 import type { Logger } from '../logging/logger';
 import { CacheClosedError } from './errors';
@@ -122,10 +123,7 @@ export class RedisSubscriber {
       (error: unknown) => {
         if (this.closed || subscription.ended) return;
         // Lost with its connection (sent, never answered) or refused by Redis: the client forgets it either way.
-        if (client.isReady) {
-          const suppressed = this.refusals.pass();
-          if (suppressed !== undefined) this.options.logger.warn({ channel: subscription.channel, error: this.options.describe(error), suppressed }, 'Redis refused a subscription; trying again');
-        }
+        if (client.isReady) this.refusals.warn(this.options.logger, { channel: subscription.channel, error: this.options.describe(error) }, 'Redis refused a subscription; trying again');
         setTimeout(() => {
           if (!this.closed && !subscription.ended) void this.send(subscription);
         }, RESEND_DELAY_MS).unref();
@@ -171,10 +169,9 @@ export class RedisSubscriber {
   }
 
   /** Whether `settles` settled within `ms`. */
-  private async within(settles: Promise<void>, ms: number): Promise<boolean> {
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
-    return Promise.race([settles.then(() => true, () => true), timedOut]).finally(() => clearTimeout(timer));
+  private within(settles: Promise<void>, ms: number): Promise<boolean> {
+    const settled = settles.then(() => true, () => true);
+    return withTimeout(settled, ms, () => new Error('not settled in time')).catch(() => false);
   }
 
   /** The subscriber connection, created (and connecting, retrying for ever) on first use. */

@@ -191,8 +191,7 @@ export class GrpcServer {
               this.logger.error({ err: thrown instanceof AppError ? (thrown.cause ?? thrown) : thrown, service, method }, 'gRPC handler failed');
             } else if (error.code === 'unavailable' && thrown instanceof AppError && thrown.cause !== undefined) {
               // The caller sees "unavailable"; what was (the database's or the cache's own error) is for operators.
-              const suppressed = this.outageWarnings.pass();
-              if (suppressed !== undefined) this.logger.warn({ err: thrown.cause, service, method, suppressed }, 'gRPC handler met a dependency outage');
+              this.outageWarnings.warn(this.logger, { err: thrown.cause, service, method }, 'gRPC handler met a dependency outage');
             }
             result = { error };
           }

@@ -39,8 +39,7 @@ export function claimedRounds<T>(options: ClaimedRoundsOptions<T>): ClaimedRound
   function report(error: unknown, message: string): void {
     const err = (error as Error).message;
     if (!(error instanceof DatabaseUnavailableError)) return logger.warn({ task: name, err }, message);
-    const suppressed = outages.pass();
-    if (suppressed !== undefined) logger.warn({ task: name, err, suppressed }, `${message}: the database is unavailable; trying again next round`);
+    outages.warn(logger, { task: name, err }, `${message}: the database is unavailable; trying again next round`);
   }
 
   async function worker(signal: AbortSignal): Promise<number> {

@@ -1,3 +1,5 @@
+import type { Logger } from './logger';
+
 /**
  * Lets a log line that may repeat on every request (a dependency down) through at most once per `intervalMs`, and
  * counts the ones held back so the next line can say how many: an outage logged once per request would drown the log
@@ -19,5 +21,11 @@ export class LogThrottle {
     const held = this.held;
     this.held = 0;
     return held;
+  }
+
+  /** A warning through `logger` when it may pass, naming how many were held back (`suppressed`). */
+  warn(logger: Logger, fields: Record<string, unknown>, message: string): void {
+    const suppressed = this.pass();
+    if (suppressed !== undefined) logger.warn({ ...fields, suppressed }, message);
   }
 }

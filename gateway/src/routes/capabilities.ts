@@ -41,7 +41,7 @@ export function capabilityRoutes(deps: EdgeDeps): AnyRouteDefinition[] {
       request: { params: serverParams, query: pageQuery.pick({ limit: true }) },
       responses: {
         200: { description: 'The first page of the server\'s present capabilities, by kind then name', schema: capabilityPage },
-        202: { description: 'Merged into a refresh of the server already running, which discovers once more: the first page of the stored capabilities', schema: capabilityPage },
+        202: { description: 'Merged into a refresh of the server already running, which discovers once more (or superseded by one that took its lease over): the first page of the stored capabilities', schema: capabilityPage },
         503: { description: 'The server could not be reached or answered wrongly (`unavailable`); recorded as its last refresh error' },
       },
       handler: async (ctx) => {

@@ -13,7 +13,7 @@ import { DiscoverySlotWaitEnded } from './discovery-slots';
 import { UUID } from './gateway-rules';
 import { writableTeam } from './publish-policy';
 import { announceServerExposureChange, refreshChangesExposure } from './refresh-exposure';
-import { RefreshLeaseLost, type RefreshLease } from './refresh-leases';
+import { RefreshLeaseTakenOver, type RefreshLease } from './refresh-leases';
 import { upstreamErrorForLog } from './upstream-error-log';
 import { upstreamTargetOf } from './upstream-exchange';
 
@@ -116,7 +116,8 @@ const discoveryBudgetSeconds = (server: McpServerRow) => Math.max(60, server.tim
  * One discovery of a server runs at a time across replicas (a lease on the row, held by a refresh that runs:
  * refresh-leases.ts). A refresh asked for while another runs is coalesced: the running one discovers once more when
  * its round ends (so a change announced during a round is not missed), and the caller gets the stored list's first
- * page at once, marked `coalesced`. A round whose server's connection changed meanwhile
+ * page at once, marked `coalesced`; so is a refresh whose lease another took over while it discovered (nothing is
+ * down: that one discovers the server). A round whose server's connection changed meanwhile
  * (URL, transport or headers) stores nothing and is followed by one over the new connection. At most MAX_ROUNDS rounds; when the
  * last one was discarded, the caller gets the stored list's first page. `signal` stops the discovery (shutdown).
  */
@@ -128,17 +129,22 @@ export async function refreshMcpServer(deps: CatalogDeps, request: RefreshMcpSer
   const storedPage = async (coalesced: boolean) => ({ ...(await capabilityPage(deps.db, server.id, false, answerPage)), coalesced });
   const lease = deps.refreshLeases.enter(server.id);
   if (!lease) return storedPage(true);
-  let taken: boolean;
+  /** Merged into another refresh: one held the lease already, or took it over while this one discovered. */
+  let merged: boolean;
   let answer: ListCapabilitiesResponse | null = null;
   try {
-    taken = await lease.take(deps.db);
-    if (taken) answer = await discoverUnderLease(deps, request, server, lease, answerPage, signal);
+    merged = !(await lease.take(deps.db));
+    if (!merged) answer = await discoverUnderLease(deps, request, server, lease, answerPage, signal);
+  } catch (error) {
+    if (!(error instanceof RefreshLeaseTakenOver)) throw error;
+    deps.logger.info({ serverId: server.id }, 'refresh superseded: another refresh took its lease over and discovers the server');
+    merged = true;
   } finally {
     // Before reading the stored list: a refresh asked for from now on runs (or merges into another replica's), where
     // one merged here meanwhile would be told of a repeat that never comes.
     lease.leave();
   }
-  if (!taken) return storedPage(true);
+  if (merged) return storedPage(true);
   return answer ? { ...answer, coalesced: false } : storedPage(false);
 }
 
@@ -181,7 +187,10 @@ async function discoverUnderLease(
   }
 }
 
-/** Runs a round with the lease renewed meanwhile; a lease that could not be renewed stops it (RefreshLeaseLost). */
+/**
+ * Runs a round with the lease renewed meanwhile; a lease that could not be renewed (RefreshLeaseLost) or that another
+ * refresh took over (RefreshLeaseTakenOver) stops it.
+ */
 async function keptRound<T>(deps: CatalogDeps, lease: RefreshLease, signal: AbortSignal | undefined, round: (stop: AbortSignal) => Promise<T>): Promise<T> {
   const kept = lease.keep(deps.db);
   const stop = signal ? firstAbortOf([signal, kept.signal]) : null;
@@ -214,7 +223,7 @@ async function discoverAndStore(
    */
   const lockedUnderLease = async (tx: Transaction) => {
     const locked = await lockedAsProbed(tx, server);
-    if (locked && !(await holdsRefreshLease(tx, server.id, leaseToken))) throw new RefreshLeaseLost(new Error('another refresh took the lease over'));
+    if (locked && !(await holdsRefreshLease(tx, server.id, leaseToken))) throw new RefreshLeaseTakenOver();
     return locked;
   };
   const deadline = AbortSignal.timeout(discoveryBudgetSeconds(server) * 1000);

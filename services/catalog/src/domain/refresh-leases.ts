@@ -26,6 +26,19 @@ export class RefreshLeaseLost extends DatabaseUnavailableError {
 }
 
 /**
+ * A discovery stopped because another refresh holds its lease now (it took the lease over once it had run out
+ * unrenewed, as when this process or its statements stalled): nothing is down, and that refresh discovers the server.
+ * Not an outage, so not a DatabaseUnavailableError: refreshMcpServer answers its caller as one merged into a running
+ * refresh.
+ */
+export class RefreshLeaseTakenOver extends Error {
+  constructor() {
+    super('another refresh took the refresh lease over');
+    this.name = 'RefreshLeaseTakenOver';
+  }
+}
+
+/**
  * The refresh leases of one catalog replica (docs/catalog.md, One discovery of a server at a time): which servers this
  * replica is refreshing now, at most one refresh each. A refresh asked for while one of the server runs here is
  * merged into it in memory; otherwise it takes the lease in the database, where a lease of this replica is one
@@ -56,7 +69,10 @@ export class RefreshLeases {
   }
 }
 
-/** A lease renewed while a round runs: `signal` aborts (RefreshLeaseLost) before it could run out. */
+/**
+ * A lease renewed while a round runs: `signal` aborts before it could run out (RefreshLeaseLost), or when another
+ * refresh holds it (RefreshLeaseTakenOver).
+ */
 export interface KeptLease {
   signal: AbortSignal;
   stop(): void;
@@ -101,8 +117,8 @@ export class RefreshLease {
 
   /**
    * Renews the lease every third of its term while a round runs. When it was not renewed for five sixths of the term
-   * (the database does not answer) or another refresh holds it, `signal` aborts: the round stops discovering before
-   * the lease runs out and another replica may start one.
+   * (the database does not answer: RefreshLeaseLost) or another refresh holds it (RefreshLeaseTakenOver), `signal`
+   * aborts: the round stops discovering before the lease runs out and another replica may start one.
    */
   keep(db: Queryable): KeptLease {
     const lost = new AbortController();
@@ -118,7 +134,7 @@ export class RefreshLease {
       const sent = performance.now();
       try {
         if (!(await renewRefreshLease(db, this.serverId, this.token, this.leases.leaseSeconds))) {
-          lost.abort(new RefreshLeaseLost(new Error('another refresh holds the lease')));
+          lost.abort(new RefreshLeaseTakenOver());
           return;
         }
         this.setAt = sent;

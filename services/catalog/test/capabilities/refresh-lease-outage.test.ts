@@ -23,6 +23,11 @@ import { DiscoverySlots } from '../../src/domain/discovery-slots';
 import { RefreshLeases, RefreshLeaseLost } from '../../src/domain/refresh-leases';
 import { startControllableUpstream, type ControllableUpstream } from '../health/controllable-upstream';
 
+/** What the catalog's gRPC server logs when a call meets a dependency outage (runtime grpc/server.ts). */
+const OUTAGE_LINE = 'gRPC handler met a dependency outage';
+/** What a refresh logs when another refresh took its lease over: not an outage. */
+const SUPERSEDED_LINE = 'refresh superseded: another refresh took its lease over and discovers the server';
+
 /**
  * The refresh lease when the catalog's database fails mid-refresh (docs/catalog.md, One discovery of a server at a
  * time). Replica A is a catalog built here whose pool reaches the platform's database through a relay the test cuts;
@@ -30,6 +35,8 @@ import { startControllableUpstream, type ControllableUpstream } from '../health/
  */
 describeWith('postgres', 'the refresh lease when the catalog database fails mid-refresh', () => {
   const log = memoryLogger('catalog');
+  /** The platform's log: replica B's, with its gRPC server's. */
+  const platformLog = memoryLogger('platform');
   const dataDir = mkdtempSync(path.join(tmpdir(), 'refresh-lease-'));
   let platform: TestPlatform;
   let relay: TcpProxy;
@@ -42,7 +49,7 @@ describeWith('postgres', 'the refresh lease when the catalog database fails mid-
   const upstreams: ControllableUpstream[] = [];
 
   beforeAll(async () => {
-    platform = await startTestPlatform({ env: { ALLOWED_INTERNAL_NETWORKS: '127.0.0.0/8' } });
+    platform = await startTestPlatform({ env: { ALLOWED_INTERNAL_NETWORKS: '127.0.0.0/8' }, logger: platformLog.logger });
     const admin = await adminClient(platform);
     owner = await newPerson(platform, admin, 'owner');
     team = await newTeam(admin, owner);
@@ -93,6 +100,9 @@ describeWith('postgres', 'the refresh lease when the catalog database fails mid-
   const refreshOnA = (serverId: string) => refreshOn(replicaA, serverId);
   const refreshOnB = (serverId: string) => owner.client.post(`/v1/teams/${team}/mcp-servers/${serverId}/refresh`);
   const names = (answer: { capabilities: { name: string }[] }) => answer.capabilities.map((item) => item.name);
+  /** As when a holder's statements stalled past its lease and another replica took the server over. */
+  const takeLeaseOver = (serverId: string) => db.query(`UPDATE catalog.mcp_servers SET refresh_lease_token = gen_random_uuid() WHERE id = $1`, [serverId]);
+  const loggedSince = (from: number, message: string) => platformLog.lines.slice(from).filter((line) => line.msg === message);
 
   /** Replica A's refresh of the server fails for its database going away while the discovery waits upstream. */
   async function refreshCutOffMidway(upstream: ControllableUpstream, serverId: string): Promise<void> {
@@ -116,16 +126,35 @@ describeWith('postgres', 'the refresh lease when the catalog database fails mid-
     expect(upstream.maxPendingToolsList).toBe(1);
   }, 60_000);
 
-  it('stores nothing from a round whose lease another refresh took over meanwhile (a fence under the row lock)', async () => {
+  it('stores nothing from a round whose lease another refresh took over meanwhile (a fence under the row lock), and answers it as merged, not as an outage', async () => {
     const { upstream, serverId } = await heldServer();
-    const running = refreshOnA(serverId);
+    const from = platformLog.lines.length;
+    const running = refreshOnB(serverId);
     await eventually(() => upstream.pendingToolsList, (pending) => pending === 1);
-    // As when its store's connection stalled past the lease and another replica took the server over.
-    await db.query(`UPDATE catalog.mcp_servers SET refresh_lease_token = gen_random_uuid() WHERE id = $1`, [serverId]);
+    await takeLeaseOver(serverId);
     upstream.openToolsList();
-    await expect(running).rejects.toBeInstanceOf(RefreshLeaseLost);
+    const answered = await running;
+    expect([answered.status, answered.body.data]).toEqual([202, []]);
+    expect(loggedSince(from, OUTAGE_LINE)).toEqual([]);
+    expect(loggedSince(from, SUPERSEDED_LINE)).toEqual([expect.objectContaining({ level: 'info', serverId })]);
     const stored = await owner.client.get(`/v1/teams/${team}/mcp-servers/${serverId}/capabilities`);
     expect(stored.body.data).toEqual([]);
+    expect((await owner.client.get(`/v1/teams/${team}/mcp-servers/${serverId}`)).body.data.refreshedAt).toBeNull();
+  }, 60_000);
+
+  it('stops a discovery whose renewal finds the lease taken over, and answers it as merged', async () => {
+    // A short term: renewed every 3⅓ s, so the renewal meets the take-over within seconds.
+    const shortLeased: CatalogDeps = { ...replicaA, refreshLeases: new RefreshLeases(10) };
+    const { upstream, serverId } = await heldServer(60);
+    const from = log.lines.length;
+    const running = refreshOn(shortLeased, serverId);
+    await eventually(() => upstream.pendingToolsList, (pending) => pending === 1);
+    await takeLeaseOver(serverId);
+    // The upstream never answers: only the renewal ends the discovery.
+    expect(await running).toMatchObject({ coalesced: true, capabilities: [] });
+    upstream.openToolsList();
+    expect(upstream.toolsLists).toBe(1);
+    expect(log.lines.slice(from).filter((line) => line.msg === SUPERSEDED_LINE)).toEqual([expect.objectContaining({ level: 'info', serverId })]);
     expect((await owner.client.get(`/v1/teams/${team}/mcp-servers/${serverId}`)).body.data.refreshedAt).toBeNull();
   }, 60_000);
 

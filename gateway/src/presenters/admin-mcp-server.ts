@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { McpServer } from '@platform/proto/gen/platform/catalog/v1/catalog';
 import type { Team } from '@platform/proto/gen/platform/identity/v1/identity';
 import { orNull, timestamp, toNumber, uuid } from './common';
+import { capabilitiesFingerprintSchema } from './mcp-server';
 import { teamRefSchema } from './team';
 
 const visibleTeamSchema = z.object({ id: uuid, slug: z.string(), name: z.string() }).meta({ id: 'AdminMcpServerTeam' });
@@ -30,6 +31,7 @@ export const adminMcpServerSchema = z
     }),
     toolsRefreshedAt: timestamp.nullable().meta({ description: 'When discovery last succeeded.' }),
     toolsError: z.string().nullable().meta({ description: 'Why the last discovery failed, until one succeeds.' }),
+    capabilitiesFingerprint: capabilitiesFingerprintSchema,
     team: teamRefSchema,
     revision: z.number().int(),
     createdAt: timestamp,
@@ -60,6 +62,7 @@ export function presentAdminMcpServer(server: McpServer, teams: ReadonlyMap<stri
     tools: server.tools.map(({ name, title, description }) => ({ name, title, description })),
     toolsRefreshedAt: orNull(server.refreshedAt),
     toolsError: orNull(server.lastRefreshError),
+    capabilitiesFingerprint: server.capabilitiesFingerprint,
     team: { id: server.teamId, slug: owner?.slug ?? '', name: owner?.name ?? '', kind: owner?.kind ?? '' },
     revision: toNumber(server.revision),
     createdAt: server.createdAt ?? '',

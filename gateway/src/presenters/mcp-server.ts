@@ -8,6 +8,14 @@ import { presentServerHealth, serverHealthSchema } from './server-health';
 
 const PUBLISH_STATES = ['draft', 'pending', 'published', 'rejected'] as const;
 
+/** Both server views (§2.3, §2.4) show it: what publishing and op 2 take back (docs/catalog.md, Publishing and approvals). */
+export const capabilitiesFingerprintSchema = z.string().meta({
+  description:
+    'A digest of the present capabilities (each one\'s kind, name and `fingerprint`): it changes when discovery stores a ' +
+    'new, redefined or gone capability, and only then. Send it back as `capabilitiesFingerprint` when publishing or ' +
+    'approving a review, to approve exactly the capabilities read.',
+});
+
 /**
  * A team's MCP server (spec §2.3; OAuth modes come later, so `authMode` is `none` or `static` and `oauth` and
  * `requirement` are null, present so that clients of the spec find them). The credential is write-only: `hasAuth` and
@@ -47,6 +55,7 @@ export const mcpServerSchema = z
       .object({ tools: z.number().int(), resources: z.number().int(), resourceTemplates: z.number().int(), prompts: z.number().int() })
       .meta({ description: 'Present capabilities (not gone) by kind.' }),
     pendingChanges: z.number().int().meta({ description: 'Present capabilities not approved as they are now: new ones and changed ones.' }),
+    capabilitiesFingerprint: capabilitiesFingerprintSchema,
     refreshedAt: timestamp.nullable().meta({ description: 'The last successful discovery.' }),
     lastRefreshError: z.string().nullable().meta({ description: 'Why the last discovery failed; null once one succeeds.' }),
     sendIdentity: z.boolean(),
@@ -93,6 +102,7 @@ export function presentMcpServer(server: McpServer, team: Team): McpServerJson {
       prompts: server.counts?.prompts ?? 0,
     },
     pendingChanges: server.pendingChanges,
+    capabilitiesFingerprint: server.capabilitiesFingerprint,
     refreshedAt: orNull(server.refreshedAt),
     lastRefreshError: orNull(server.lastRefreshError),
     sendIdentity: server.sendIdentity,

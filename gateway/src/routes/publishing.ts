@@ -17,6 +17,16 @@ const TEAM_APPROVERS: RoutePolicy = { ...MCP_SERVER_MANAGERS, callers: 'team own
 const serverId = z.uuid().meta({ description: 'MCP server id.' });
 const capabilityId = z.uuid().meta({ description: 'Capability id.' });
 const note = z.string().max(2000).meta({ description: 'Free text kept on the server (at most 2000 characters).' });
+/** The body field naming the capabilities the caller saw (the server view's `capabilitiesFingerprint`); `when` says when it applies. */
+const capabilitiesFingerprint = (when: string) =>
+  z.string().min(1).max(128).meta({
+    description:
+      `${when}: the server's \`capabilitiesFingerprint\` as read. The request then applies only while the server's present ` +
+      'capabilities are that set: a capability added, redefined or gone since is 412 `precondition_failed`, and nothing ' +
+      'changes. Without it, the capabilities are approved as they are now (at most 128 characters).',
+  });
+/** Both routes' precondition on the capabilities, named in their descriptions (docs/catalog.md, Publishing and approvals). */
+const STALE_CAPABILITIES = 'The server\'s capabilities are no longer the set `capabilitiesFingerprint` names: discovery stored a change since they were read (`precondition_failed`)';
 
 /** Both approval routes take the definition the approver saw as an optional precondition (docs/catalog.md). */
 const APPROVAL_PRECONDITION =
@@ -50,14 +60,19 @@ export function publishingRoutes(deps: EdgeDeps): AnyRouteDefinition[] {
       description:
         'Under the team\'s effective policy `approval_required` the server becomes `pending` until a platform admin ' +
         'reviews it; under `self_publish` it is `published` at once and its present capabilities are approved as ' +
-        'they are. A published server, or one already pending under `approval_required`, is 409 `invalid_state`. ' +
+        'they are, or, with `capabilitiesFingerprint`, as they were read (checked whatever the policy, before the state). ' +
+        'A published server, or one already pending under `approval_required`, is 409 `invalid_state`. ' +
         'Audited as `mcp_server.publish_request` or `mcp_server.publish`.',
       tags: ['mcp-servers'],
       auth: MCP_SERVER_MANAGERS,
-      request: { params: z.object({ team: teamParam, serverId }), body: z.object({ note: note.optional() }) },
+      request: {
+        params: z.object({ team: teamParam, serverId }),
+        body: z.object({ note: note.optional(), capabilitiesFingerprint: capabilitiesFingerprint('Whatever the policy').optional() }),
+      },
       responses: {
         200: { description: 'The server, pending or published', schema: mcpServerSchema, etag: true },
         409: { description: 'Already published, or already pending (`invalid_state`); the team is archived (`team_archived`)' },
+        412: { description: STALE_CAPABILITIES },
       },
       handler: async (ctx) => {
         const team = teamOf(ctx);
@@ -66,6 +81,7 @@ export function publishingRoutes(deps: EdgeDeps): AnyRouteDefinition[] {
           teamId: team.id,
           serverId: ctx.params.serverId,
           note: ctx.body.note ?? '',
+          capabilitiesFingerprint: ctx.body.capabilitiesFingerprint,
         });
         const data = presentMcpServer(server, team);
         return { data, revision: data.revision };
@@ -79,15 +95,25 @@ export function publishingRoutes(deps: EdgeDeps): AnyRouteDefinition[] {
       summary: 'Approve or reject an MCP server\'s publication',
       description:
         '`approve` applies to pending servers only: the server is published and its present capabilities are ' +
-        'approved as they are. `reject` applies to pending and published servers (a published one leaves the ' +
+        'approved as they are, or, with `capabilitiesFingerprint`, as they were read (checked before the state). ' +
+        '`capabilitiesFingerprint` with `reject` is 400 (it approves nothing). `reject` applies to pending and published servers (a published one leaves the ' +
         'catalog). Otherwise 409 `invalid_state`. The reviewer\'s name and the note are kept on the server. Audited as ' +
         '`mcp_server.review` in the server\'s team.',
       tags: ['mcp-servers'],
       auth: PLATFORM_ADMINS,
-      request: { params: z.object({ serverId }), body: z.object({ decision: z.enum(['approve', 'reject']), note: note.optional() }) },
+      request: {
+        params: z.object({ serverId }),
+        body: z.object({
+          decision: z.enum(['approve', 'reject']),
+          note: note.optional(),
+          capabilitiesFingerprint: capabilitiesFingerprint('With `approve` only').optional(),
+        }),
+      },
       responses: {
         200: { description: 'The reviewed server', schema: mcpServerSchema, etag: true },
+        400: { description: 'Invalid request: `error.fields` names every invalid field; `capabilitiesFingerprint` with `reject` is one' },
         409: { description: 'The decision does not apply to the server\'s publish state (`invalid_state`)' },
+        412: { description: STALE_CAPABILITIES },
       },
       handler: async (ctx) => {
         const server = await catalog().reviewMcpServer({
@@ -95,6 +121,7 @@ export function publishingRoutes(deps: EdgeDeps): AnyRouteDefinition[] {
           serverId: ctx.params.serverId,
           decision: ctx.body.decision,
           note: ctx.body.note ?? '',
+          capabilitiesFingerprint: ctx.body.capabilitiesFingerprint,
         });
         const data = await presentWithTeam(server);
         return { data, revision: data.revision };

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Capability } from '@platform/proto/gen/platform/catalog/v1/catalog';
 import type { Queryable } from '@platform/runtime';
+import { capabilitiesFingerprintSql } from '../domain/capabilities-fingerprint';
 import type { DiscoveredCapability } from '../domain/discovery';
 import { iso } from './mappers';
 
@@ -46,6 +47,19 @@ export async function listServerCapabilities(db: Queryable, serverId: string): P
  */
 export async function lockPresentCapabilities(db: Queryable, serverId: string): Promise<void> {
   await db.query(`SELECT id FROM catalog.capabilities WHERE server_id = $1 AND gone_at IS NULL FOR UPDATE`, [serverId]);
+}
+
+/**
+ * The digest of the server's present capabilities as committed now (domain/capabilities-fingerprint.ts), the value the
+ * server view shows as `capabilitiesFingerprint`. A statement of its own, so that under READ COMMITTED it sees what
+ * was committed before it began (a refresh this transaction waited for, say).
+ */
+export async function presentCapabilitiesFingerprint(db: Queryable, serverId: string): Promise<string> {
+  const { rows } = await db.query<{ fingerprint: string }>(
+    `SELECT ${capabilitiesFingerprintSql('c')} AS fingerprint FROM catalog.capabilities c WHERE c.server_id = $1 AND c.gone_at IS NULL`,
+    [serverId],
+  );
+  return rows[0]!.fingerprint;
 }
 
 /** Where a page of capabilities starts: after this capability of the server. */

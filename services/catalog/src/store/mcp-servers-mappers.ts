@@ -55,6 +55,8 @@ export interface CapabilitySummary {
   prompts: number;
   /** Present capabilities not approved as they are now: new ones, and changed ones. */
   pending: number;
+  /** The digest of the present capabilities (domain/capabilities-fingerprint.ts). */
+  fingerprint: string;
 }
 
 /**
@@ -108,6 +110,7 @@ export function toMcpServer(row: McpServerRow, effectivePublishPolicy = ''): Mcp
       prompts: summary?.prompts ?? 0,
     },
     pendingChanges: summary?.pending ?? 0,
+    capabilitiesFingerprint: summary?.fingerprint ?? '',
     health: {
       status: row.health_status,
       checkedAt: iso(row.health_checked_at),

@@ -1,4 +1,5 @@
 import type { Queryable } from '@platform/runtime';
+import { capabilitiesFingerprintSql } from '../domain/capabilities-fingerprint';
 import type { McpServerRow } from './mcp-servers-mappers';
 import { healthResetWhen } from './health-store';
 import { connectionChanges } from './upstream-connection';
@@ -11,7 +12,8 @@ export const MCP_SERVER_COLUMNS = `id, team_id, slug, name, description, url, tr
 
 /**
  * The server view's aggregates over its capabilities as one json column, `capability_summary` (McpServerRow):
- * present ones by kind, and `pending`, present ones not approved as they are now (new, or changed since approval).
+ * present ones by kind, `pending`, present ones not approved as they are now (new, or changed since approval), and
+ * `fingerprint`, their digest (domain/capabilities-fingerprint.ts).
  * `server` is how the query names the mcp_servers row (an alias, or `mcp_servers`). A correlated subquery on the
  * (server_id, kind, name) index: lists cost no query per server.
  */
@@ -21,7 +23,8 @@ export function capabilitySummarySql(server: string): string {
       'resources', count(*) FILTER (WHERE c.kind = 'resource'),
       'resource_templates', count(*) FILTER (WHERE c.kind = 'resource_template'),
       'prompts', count(*) FILTER (WHERE c.kind = 'prompt'),
-      'pending', count(*) FILTER (WHERE c.approved_fingerprint IS DISTINCT FROM c.fingerprint))
+      'pending', count(*) FILTER (WHERE c.approved_fingerprint IS DISTINCT FROM c.fingerprint),
+      'fingerprint', ${capabilitiesFingerprintSql('c')})
     FROM catalog.capabilities c WHERE c.server_id = ${server}.id AND c.gone_at IS NULL) AS capability_summary`;
 }
 
@@ -66,7 +69,7 @@ export async function insertMcpServer(db: Queryable, id: string, teamId: string,
     `INSERT INTO catalog.mcp_servers (id, team_id, created_by, slug, name, description, url, transport, auth_header_name,
        auth_value_sealed, auth_value_hint, timeout_seconds, enabled, send_identity, capture_payloads)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
-     RETURNING ${MCP_SERVER_COLUMNS}`,
+     RETURNING ${MCP_SERVER_VIEW}`,
     [id, teamId, createdBy, ...values(fields)],
   );
   return rows[0]!;

@@ -13,7 +13,7 @@ import {
 } from '@platform/test';
 
 const FIELDS = [
-  'authHeaderName', 'authMode', 'authValueHint', 'capturePayloads', 'counts', 'createdAt', 'description',
+  'authHeaderName', 'authMode', 'authValueHint', 'capabilitiesFingerprint', 'capturePayloads', 'counts', 'createdAt', 'description',
   'effectivePublishPolicy', 'enabled', 'hasAuth', 'health', 'id', 'lastRefreshError', 'name', 'oauth', 'pendingChanges',
   'publishRequestNote', 'publishRequestedAt', 'publishReviewNote', 'publishReviewedAt', 'publishReviewedByName',
   'publishState', 'refreshedAt', 'requirement', 'revision', 'sendIdentity', 'slug', 'teamId', 'teamName', 'teamSlug',

@@ -91,7 +91,7 @@ describe('platform servers: op 16 and the platform team routes', () => {
     // Its own field list: none of the team view's (§2.3) fields such as hasAuth, authMode, oauth or requirement.
     expect(Object.keys(before).sort()).toEqual(
       [
-        'accessMode', 'createdAt', 'description', 'enabled', 'hasHeaders', 'id', 'name', 'personal', 'revision', 'slug', 'team',
+        'accessMode', 'capabilitiesFingerprint', 'createdAt', 'description', 'enabled', 'hasHeaders', 'id', 'name', 'personal', 'revision', 'slug', 'team',
         'teams', 'tools', 'toolsError', 'toolsRefreshedAt', 'updatedAt', 'url', 'visibility',
       ].sort(),
     );

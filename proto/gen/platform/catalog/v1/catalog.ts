@@ -219,6 +219,11 @@ export interface McpServer {
    * AdminUpdateMcpServer; empty elsewhere.
    */
   tools: ToolSummary[];
+  /**
+   * A digest of the present capabilities (kind, name, fingerprint each): moves whenever discovery stores a new,
+   * changed or gone one, and only then. Publishing and op 2 take it back to approve exactly what was seen.
+   */
+  capabilitiesFingerprint: string;
 }
 
 /** A present tool of a server as the platform admin view lists it. */
@@ -289,6 +294,11 @@ export interface PublishMcpServerRequest {
   teamId: string;
   serverId: string;
   note: string;
+  /**
+   * The server's capabilities_fingerprint as the caller read it; absent approves the capabilities as they are.
+   * Another current value is FAILED_PRECONDITION `precondition_failed` (412), checked whatever the policy.
+   */
+  capabilitiesFingerprint?: string | undefined;
 }
 
 export interface ReviewMcpServerRequest {
@@ -297,6 +307,8 @@ export interface ReviewMcpServerRequest {
   /** 'approve' or 'reject'. */
   decision: string;
   note: string;
+  /** As in PublishMcpServerRequest; with 'approve' only ('reject' with it is INVALID_ARGUMENT). */
+  capabilitiesFingerprint?: string | undefined;
 }
 
 export interface ListCatalogRequest {
@@ -2543,6 +2555,7 @@ function createBaseMcpServer(): McpServer {
     visibleTeamIds: [],
     hasHeaders: false,
     tools: [],
+    capabilitiesFingerprint: "",
   };
 }
 
@@ -2652,6 +2665,9 @@ export const McpServer: MessageFns<McpServer> = {
     }
     for (const v of message.tools) {
       ToolSummary.encode(v!, writer.uint32(282).fork()).join();
+    }
+    if (message.capabilitiesFingerprint !== "") {
+      writer.uint32(290).string(message.capabilitiesFingerprint);
     }
     return writer;
   },
@@ -2949,6 +2965,14 @@ export const McpServer: MessageFns<McpServer> = {
             message.tools.push(ToolSummary.decode(reader, reader.uint32()));
             continue;
           }
+          case 36: {
+            if (tag !== 290) {
+              break;
+            }
+
+            message.capabilitiesFingerprint = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3088,6 +3112,11 @@ export const McpServer: MessageFns<McpServer> = {
       tools: globalThis.Array.isArray(object?.tools)
         ? object.tools.map((e: any) => ToolSummary.fromJSON(e))
         : [],
+      capabilitiesFingerprint: isSet(object.capabilitiesFingerprint)
+        ? globalThis.String(object.capabilitiesFingerprint)
+        : isSet(object.capabilities_fingerprint)
+        ? globalThis.String(object.capabilities_fingerprint)
+        : "",
     };
   },
 
@@ -3197,6 +3226,9 @@ export const McpServer: MessageFns<McpServer> = {
     }
     if (message.tools?.length) {
       obj.tools = message.tools.map((e) => ToolSummary.toJSON(e));
+    }
+    if (message.capabilitiesFingerprint !== "") {
+      obj.capabilitiesFingerprint = message.capabilitiesFingerprint;
     }
     return obj;
   },
@@ -4069,7 +4101,7 @@ export const AdminUpdateMcpServerRequest_HeadersEntry: MessageFns<AdminUpdateMcp
 };
 
 function createBasePublishMcpServerRequest(): PublishMcpServerRequest {
-  return { context: undefined, teamId: "", serverId: "", note: "" };
+  return { context: undefined, teamId: "", serverId: "", note: "", capabilitiesFingerprint: undefined };
 }
 
 export const PublishMcpServerRequest: MessageFns<PublishMcpServerRequest> = {
@@ -4085,6 +4117,9 @@ export const PublishMcpServerRequest: MessageFns<PublishMcpServerRequest> = {
     }
     if (message.note !== "") {
       writer.uint32(34).string(message.note);
+    }
+    if (message.capabilitiesFingerprint !== undefined) {
+      writer.uint32(42).string(message.capabilitiesFingerprint);
     }
     return writer;
   },
@@ -4134,6 +4169,14 @@ export const PublishMcpServerRequest: MessageFns<PublishMcpServerRequest> = {
             message.note = reader.string();
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.capabilitiesFingerprint = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4160,6 +4203,11 @@ export const PublishMcpServerRequest: MessageFns<PublishMcpServerRequest> = {
         ? globalThis.String(object.server_id)
         : "",
       note: isSet(object.note) ? globalThis.String(object.note) : "",
+      capabilitiesFingerprint: isSet(object.capabilitiesFingerprint)
+        ? globalThis.String(object.capabilitiesFingerprint)
+        : isSet(object.capabilities_fingerprint)
+        ? globalThis.String(object.capabilities_fingerprint)
+        : undefined,
     };
   },
 
@@ -4177,12 +4225,15 @@ export const PublishMcpServerRequest: MessageFns<PublishMcpServerRequest> = {
     if (message.note !== "") {
       obj.note = message.note;
     }
+    if (message.capabilitiesFingerprint !== undefined) {
+      obj.capabilitiesFingerprint = message.capabilitiesFingerprint;
+    }
     return obj;
   },
 };
 
 function createBaseReviewMcpServerRequest(): ReviewMcpServerRequest {
-  return { context: undefined, serverId: "", decision: "", note: "" };
+  return { context: undefined, serverId: "", decision: "", note: "", capabilitiesFingerprint: undefined };
 }
 
 export const ReviewMcpServerRequest: MessageFns<ReviewMcpServerRequest> = {
@@ -4198,6 +4249,9 @@ export const ReviewMcpServerRequest: MessageFns<ReviewMcpServerRequest> = {
     }
     if (message.note !== "") {
       writer.uint32(34).string(message.note);
+    }
+    if (message.capabilitiesFingerprint !== undefined) {
+      writer.uint32(42).string(message.capabilitiesFingerprint);
     }
     return writer;
   },
@@ -4247,6 +4301,14 @@ export const ReviewMcpServerRequest: MessageFns<ReviewMcpServerRequest> = {
             message.note = reader.string();
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.capabilitiesFingerprint = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4269,6 +4331,11 @@ export const ReviewMcpServerRequest: MessageFns<ReviewMcpServerRequest> = {
         : "",
       decision: isSet(object.decision) ? globalThis.String(object.decision) : "",
       note: isSet(object.note) ? globalThis.String(object.note) : "",
+      capabilitiesFingerprint: isSet(object.capabilitiesFingerprint)
+        ? globalThis.String(object.capabilitiesFingerprint)
+        : isSet(object.capabilities_fingerprint)
+        ? globalThis.String(object.capabilities_fingerprint)
+        : undefined,
     };
   },
 
@@ -4285,6 +4352,9 @@ export const ReviewMcpServerRequest: MessageFns<ReviewMcpServerRequest> = {
     }
     if (message.note !== "") {
       obj.note = message.note;
+    }
+    if (message.capabilitiesFingerprint !== undefined) {
+      obj.capabilitiesFingerprint = message.capabilitiesFingerprint;
     }
     return obj;
   },

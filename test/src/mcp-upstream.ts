@@ -48,6 +48,8 @@ export interface McpUpstreamOptions {
    * connection drops half-way with nothing to resume from.
    */
   resumable?: boolean;
+  /** Registers more tools, resources or prompts on the server of every session, after the usual ones. */
+  configure?: (server: McpServer) => void;
 }
 
 /**
@@ -96,7 +98,13 @@ function sleepUnlessAborted(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-function buildServer(name: string, echoDescription: () => string, onCancelled: () => void, resumable: boolean): { server: McpServer; echo: RegisteredTool } {
+function buildServer(
+  name: string,
+  echoDescription: () => string,
+  onCancelled: () => void,
+  resumable: boolean,
+  configure: (server: McpServer) => void = () => undefined,
+): { server: McpServer; echo: RegisteredTool } {
   const server = new McpServer({ name: `upstream-${name}`, version: '1.0.0' }, { capabilities: { logging: {} } });
   const echo = server.registerTool(
     'echo',
@@ -190,6 +198,7 @@ function buildServer(name: string, echoDescription: () => string, onCancelled: (
   server.registerPrompt('greet', { description: 'Greets someone', argsSchema: { who: z.string() } }, ({ who }) => ({
     messages: [{ role: 'user', content: { type: 'text', text: `${name} greets ${who}` } }],
   }));
+  configure(server);
   return { server, echo };
 }
 
@@ -262,7 +271,7 @@ export async function startMcpUpstream(options: McpUpstreamOptions): Promise<Mcp
         response.writeHead(400).end();
         return;
       }
-      const { server, echo } = buildServer(options.name, () => echoDescription, () => upstream.cancelledCalls++, options.resumable ?? false);
+      const { server, echo } = buildServer(options.name, () => echoDescription, () => upstream.cancelledCalls++, options.resumable ?? false, options.configure);
       const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
         enableJsonResponse: options.jsonResponses ?? false,

@@ -27,13 +27,14 @@ const AWAITING_CLIENT_MS = 10 * 60 * 1000;
 const RESUME_AFTER_MS = 1_000;
 const MAX_RESUME_WAIT_MS = 30_000;
 const MIN_RESUME_WAIT_MS = 100;
+const PROGRESS = 'notifications/progress';
 const LIST_CHANGED = new Set(['notifications/tools/list_changed', 'notifications/prompts/list_changed', 'notifications/resources/list_changed']);
 
 /**
  * What an upstream sends the client besides answers, made fit for the client: its own requests get relay ids and relay
- * progress tokens (the client's answer and progress find their way back through any replica), and cancellations of
- * them name those ids. A list change also makes the catalog re-discover the server, since only approved definitions
- * are exposed.
+ * progress tokens (the client's answer and progress find their way back through any replica), cancellations of
+ * them name those ids, and its log messages name it. A list change also makes the catalog re-discover the server,
+ * since only approved definitions are exposed.
  */
 export function toClient(ctx: CallContext, server: RuntimeServer, message: JsonRpcMessage): JsonRpcMessage | null {
   if (isRequest(message)) return questionForClient(server.id, message);
@@ -42,9 +43,21 @@ export function toClient(ctx: CallContext, server: RuntimeServer, message: JsonR
     if (message.method === 'notifications/cancelled' && message.params && (typeof message.params.requestId === 'string' || typeof message.params.requestId === 'number')) {
       return { ...message, params: { ...message.params, requestId: relayIdOf(server.id, message.params.requestId) } };
     }
+    if (message.method === 'notifications/message' && message.params && server.prefix !== '') return attributedLog(server.prefix, message);
     return message;
   }
   return null;
+}
+
+/**
+ * A log message under the name of its server, as the server's tools are named (docs/gateway.md, Aggregated
+ * semantics): its `logger` becomes `{prefix}__{logger}`, or `{prefix}` when it named none, so the client can tell
+ * whose it is (the gateway is one server to it, and two upstreams may use one logger name). An empty prefix leaves
+ * names alone.
+ */
+function attributedLog(prefix: string, message: JsonRpcNotification): JsonRpcNotification {
+  const logger = message.params?.logger;
+  return { ...message, params: { ...message.params, logger: typeof logger === 'string' && logger !== '' ? `${prefix}__${logger}` : prefix } };
 }
 
 /** The upstream request's abort reason when the exchange stops (made once: a reason per exchange would capture a stack). */
@@ -213,11 +226,12 @@ interface StreamRelay {
 }
 
 /**
- * Relays an upstream's answer stream to the client until the answer. A stream that ends (or breaks) before the answer
- * after an event id is resumed from that id (MCP 2025-11-25), as often as the upstream asks; the exchange's timeout
- * still bounds how long it may stay silent.
+ * Relays an upstream's answer stream to the client until the answer (its progress only under the request's own token).
+ * A stream that ends (or breaks) before the answer after an event id is resumed from that id (MCP 2025-11-25), as
+ * often as the upstream asks; the exchange's timeout still bounds how long it may stay silent.
  */
 async function relayStream(ctx: CallContext, server: RuntimeServer, request: JsonRpcRequest, items: UpstreamStream, reply: ClientReply, relay: StreamRelay): Promise<ForwardOutcome> {
+  const progressToken = (request.params?._meta as { progressToken?: unknown } | undefined)?.progressToken;
   let stream = items;
   for (;;) {
     try {
@@ -230,6 +244,7 @@ async function relayStream(ctx: CallContext, server: RuntimeServer, request: Jso
           reply.final(message, item.text);
           return { response: message };
         }
+        if (isOtherProgress(message, progressToken)) continue;
         if (!reply.takesStream) {
           // A client that accepts only JSON gets the answer alone: a question is refused upstream, a notification
           // dropped (after toClient, so that a list change still has the catalog re-discover the server).
@@ -252,6 +267,16 @@ async function relayStream(ctx: CallContext, server: RuntimeServer, request: Jso
     }
     stream = await relay.resume(stream.lastEventId, stream.retryMs);
   }
+}
+
+/**
+ * Progress under a token other than the request's own (`token`, undefined when it asked for none), dropped: MCP has
+ * progress name the token of an active request, and the client ties it to a request by the token alone, so an
+ * upstream must not report on another one (the client's request to another upstream, or one that has ended).
+ */
+function isOtherProgress(message: JsonRpcMessage, token: unknown): boolean {
+  if ((message as JsonRpcNotification).method !== PROGRESS) return false;
+  return token === undefined || (message as JsonRpcNotification).params?.progressToken !== token;
 }
 
 /** A stream that broke on the way (not a malformed message, not a stop): worth resuming. */

@@ -1,3 +1,4 @@
+import { LoggingLevelSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { RuntimeServer } from '@platform/proto/gen/platform/catalog/v1/catalog';
 import { resourceRoute, type Exposed, type GatewayExposure } from './exposure';
 import { GatewayRpcError, RPC, type JsonRpcRequest } from './jsonrpc';
@@ -89,10 +90,22 @@ export function routeRequest(exposure: GatewayExposure, request: JsonRpcRequest)
     case 'completion/complete':
       return completionRoute(exposure, request);
     case 'logging/setLevel':
-      stringParam(request, 'level');
+      loggingLevel(request);
       return { kind: 'broadcast', exposedName: '' };
     default:
       throw new GatewayRpcError(RPC.methodNotFound, `Method not found: ${request.method}`, 'error', 'method_not_found');
+  }
+}
+
+/**
+ * The level of a `logging/setLevel`: one of RFC 5424's severities as MCP names them, else -32602 (MCP logging, Error
+ * Handling). Checked here because the upstreams' refusals of a fan-out are not the client's answer: an invalid level
+ * was answered with success, and sent to every upstream.
+ */
+function loggingLevel(request: JsonRpcRequest): void {
+  const level = request.params?.level;
+  if (!LoggingLevelSchema.safeParse(level).success) {
+    throw new GatewayRpcError(RPC.invalidParams, `params.level must be one of ${LoggingLevelSchema.options.join(', ')}`, 'error', 'invalid_params');
   }
 }
 

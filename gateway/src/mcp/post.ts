@@ -248,17 +248,22 @@ function exposedNameOf(request: JsonRpcRequest): string {
   return typeof value === 'string' ? sliceCodePoints(value, 500) : '';
 }
 
-/** `logging/setLevel` goes to every upstream of the gateway; one that fails does not fail the client. */
+/**
+ * `logging/setLevel` goes to every upstream of the gateway; one that fails does not fail the client. One that forgot
+ * the session (it restarted) gets it in a new session, as a forwarded request would.
+ */
 async function broadcastRequest(ctx: CallContext, request: JsonRpcRequest): Promise<void> {
   await Promise.allSettled(
     ctx.resolved.exposure.runtime.servers.map(async (server) => {
-      const endpoint = await endpointFor(ctx, server);
-      const answer = await postToUpstream(endpoint, request, {
+      const options = {
         dispatcher: ctx.plane.dispatcher,
         signal: AbortSignal.timeout(server.timeoutSeconds * 1000),
         maxMessageBytes: ctx.plane.settings.maxMessageBytes,
         timeoutSeconds: server.timeoutSeconds,
-      });
+      };
+      const endpoint = await endpointFor(ctx, server);
+      let answer = await postToUpstream(endpoint, request, options);
+      if (answer.kind === 'session_expired') answer = await postToUpstream(await endpointFor(ctx, server, endpoint), request, options);
       if (answer.kind === 'stream') for await (const item of answer.messages) if ('message' in item && isResponse(item.message)) break;
     }),
   );

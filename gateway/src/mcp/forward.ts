@@ -7,6 +7,7 @@ import {
   isNotification,
   isRequest,
   isResponse,
+  progressTokenOf,
   RPC,
   type JsonRpcMessage,
   type JsonRpcNotification,
@@ -231,7 +232,7 @@ interface StreamRelay {
  * often as the upstream asks; the exchange's timeout still bounds how long it may stay silent.
  */
 async function relayStream(ctx: CallContext, server: RuntimeServer, request: JsonRpcRequest, items: UpstreamStream, reply: ClientReply, relay: StreamRelay): Promise<ForwardOutcome> {
-  const progressToken = (request.params?._meta as { progressToken?: unknown } | undefined)?.progressToken;
+  const progressToken = progressTokenOf(request);
   let stream = items;
   for (;;) {
     try {

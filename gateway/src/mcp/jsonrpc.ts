@@ -79,6 +79,11 @@ function paramsOk(message: Record<string, unknown>): boolean {
   return message.params === undefined || isObject(message.params);
 }
 
+/** The token a request asks to hear its progress under (`_meta.progressToken`); undefined when it names none. */
+export function progressTokenOf(request: JsonRpcRequest): unknown {
+  return (request.params?._meta as { progressToken?: unknown } | null | undefined)?.progressToken;
+}
+
 export function errorResponse(id: JsonRpcId | null, code: number, message: string, data?: unknown): JsonRpcError {
   return { jsonrpc: '2.0', id, error: data === undefined ? { code, message } : { code, message, data } };
 }

@@ -1,6 +1,6 @@
 import type { Dispatcher } from 'undici';
 import type { RuntimeServer } from '@platform/proto/gen/platform/catalog/v1/catalog';
-import { GatewayRpcError, isNotification, isRequest, isResponse, RPC, type JsonRpcId, type JsonRpcMessage, type JsonRpcRequest } from './jsonrpc';
+import { GatewayRpcError, isNotification, isRequest, isResponse, progressTokenOf, RPC, type JsonRpcId, type JsonRpcMessage, type JsonRpcRequest } from './jsonrpc';
 import { isMessageEvent } from './sse-decoder';
 import { ACCEPT_BOTH, dropBody, exchange, sseEvents, type UpstreamAnswer, type UpstreamEndpoint } from './upstream-client';
 import { httpError, upstreamFailure } from './upstream-errors';
@@ -173,7 +173,7 @@ export class LegacySseConnection {
       return { kind: 'accepted' };
     }
     const key = idKey(message.id);
-    const exchange = new Exchange(this.backlog, (message.params?._meta as { progressToken?: unknown } | undefined)?.progressToken);
+    const exchange = new Exchange(this.backlog, progressTokenOf(message));
     // Registered before posting: the answer may arrive on the stream before the POST's own response.
     this.exchanges.set(key, exchange);
     const forget = () => {

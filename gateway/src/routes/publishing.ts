@@ -21,9 +21,10 @@ const note = z.string().max(2000).meta({ description: 'Free text kept on the ser
 const capabilitiesFingerprint = (when: string) =>
   z.string().min(1).max(128).meta({
     description:
-      `${when}: the server's \`capabilitiesFingerprint\` as read. The request then applies only while the server's present ` +
-      'capabilities are that set: a capability added, redefined or gone since is 412 `precondition_failed`, and nothing ' +
-      'changes. Without it, the capabilities are approved as they are now (at most 128 characters).',
+      `${when}: the server's \`capabilitiesFingerprint\` as read, before the capabilities it vouches for. The request ` +
+      'then applies only while the server\'s present capabilities are that set: a capability added, redefined or gone ' +
+      'since is 412 `precondition_failed`, and nothing changes. Without it, the capabilities are approved as they are ' +
+      'now (at most 128 characters).',
   });
 /** Both routes' precondition on the capabilities, named in their descriptions (docs/catalog.md, Publishing and approvals). */
 const STALE_CAPABILITIES = 'The server\'s capabilities are no longer the set `capabilitiesFingerprint` names: discovery stored a change since they were read (`precondition_failed`)';

@@ -131,18 +131,25 @@ export async function refreshMcpServer(deps: CatalogDeps, request: RefreshMcpSer
   if (!lease) return storedPage(true);
   /** Merged into another refresh: one held the lease already, or took it over while this one discovered. */
   let merged: boolean;
+  /** Merged because another refresh took the lease over while this one discovered. */
+  let superseded = false;
   let answer: ListCapabilitiesResponse | null = null;
   try {
     merged = !(await lease.take(deps.db));
     if (!merged) answer = await discoverUnderLease(deps, request, server, lease, answerPage, signal);
   } catch (error) {
     if (!(error instanceof RefreshLeaseTakenOver)) throw error;
-    deps.logger.info({ serverId: server.id }, 'refresh superseded: another refresh took its lease over and discovers the server');
     merged = true;
+    superseded = true;
   } finally {
     // Before reading the stored list: a refresh asked for from now on runs (or merges into another replica's), where
     // one merged here meanwhile would be told of a repeat that never comes.
     lease.leave();
+  }
+  if (superseded) {
+    // A renewal finds no lease of its own on a deleted server too: that is 404, not another refresh.
+    await teamServer(deps, request.teamId, request.serverId);
+    deps.logger.info({ serverId: server.id }, 'refresh superseded: another refresh took its lease over and discovers the server');
   }
   if (merged) return storedPage(true);
   return answer ? { ...answer, coalesced: false } : storedPage(false);

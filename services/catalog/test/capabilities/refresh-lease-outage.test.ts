@@ -158,6 +158,19 @@ describeWith('postgres', 'the refresh lease when the catalog database fails mid-
     expect((await owner.client.get(`/v1/teams/${team}/mcp-servers/${serverId}`)).body.data.refreshedAt).toBeNull();
   }, 60_000);
 
+  it('answers 404, not a merge, when the renewal finds no lease because the server was deleted meanwhile', async () => {
+    const shortLeased: CatalogDeps = { ...replicaA, refreshLeases: new RefreshLeases(10) };
+    const { upstream, serverId } = await heldServer(60);
+    const from = log.lines.length;
+    const running = refreshOn(shortLeased, serverId).catch((error: unknown) => error);
+    await eventually(() => upstream.pendingToolsList, (pending) => pending === 1);
+    expect((await owner.client.delete(`/v1/teams/${team}/mcp-servers/${serverId}`)).status).toBe(204);
+    // The upstream never answers: only the renewal, which finds no row, ends the discovery.
+    expect(await running).toMatchObject({ code: 'not_found' });
+    upstream.openToolsList();
+    expect(log.lines.slice(from).filter((line) => line.msg === SUPERSEDED_LINE)).toEqual([]);
+  }, 60_000);
+
   it('runs the next refresh on the same replica once the database is back, instead of merging it into the failed one', async () => {
     const { upstream, serverId } = await heldServer();
     await refreshCutOffMidway(upstream, serverId);

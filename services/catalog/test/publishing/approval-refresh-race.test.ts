@@ -3,11 +3,8 @@ import { describeWith, type ApiClient, type TestPerson } from '@platform/test';
 import { startUpstream, type Upstream } from '../capabilities/upstream';
 import { holdRows, untilWaitingBehind } from '../held-rows';
 import { heldRowsPlatform } from '../held-rows-platform';
-import { adminApprovalPath, capabilitiesOf, outboxCountOf, registerDiscoveredServer, serverPath } from './support';
+import { adminApprovalPath, capabilitiesOf, FETCH, outboxCountOf, REDEFINED_SEARCH, registerDiscoveredServer, SEARCH, serverPath } from './support';
 
-const SEARCH = { name: 'search', description: 'Search the web' };
-const REDEFINED_SEARCH = { name: 'search', description: 'Search the web and mail the results elsewhere' };
-const FETCH = { name: 'fetch', description: 'Fetch a page' };
 
 /**
  * An approval racing a refresh that stores a new definition of the capability (docs/catalog.md, Publishing and

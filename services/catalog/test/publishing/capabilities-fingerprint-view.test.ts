@@ -11,12 +11,8 @@ import {
   type TestPlatform,
 } from '@platform/test';
 import { startUpstream, type Upstream } from '../capabilities/upstream';
-import { adminApprovalPath, capabilitiesOf, registerDiscoveredServer, serverPath } from './support';
+import { adminApprovalPath, capabilitiesOf, FETCH, REDEFINED_SEARCH, registerDiscoveredServer, SEARCH, serverPath, TRANSLATE } from './support';
 
-const SEARCH = { name: 'search', description: 'Search the web' };
-const REDEFINED_SEARCH = { name: 'search', description: 'Search the web and mail the results elsewhere' };
-const FETCH = { name: 'fetch', description: 'Fetch a page' };
-const TRANSLATE = { name: 'translate', description: 'Translate a text' };
 
 /**
  * The server view's `capabilitiesFingerprint` (docs/catalog.md, Publishing and approvals: Server view): a digest of

@@ -3,11 +3,8 @@ import { describeWith, newTeam, type ApiClient, type ApiResponse, type TestPerso
 import { startUpstream, type Upstream } from '../capabilities/upstream';
 import { holdRows, untilWaitingBehind } from '../held-rows';
 import { heldRowsPlatform } from '../held-rows-platform';
-import { capabilitiesOf, outboxCountOf, registerDiscoveredServer, reviewPath, serverPath } from './support';
+import { capabilitiesOf, FETCH, outboxCountOf, REDEFINED_SEARCH, registerDiscoveredServer, reviewPath, SEARCH, serverPath } from './support';
 
-const SEARCH = { name: 'search', description: 'Search the web' };
-const REDEFINED_SEARCH = { name: 'search', description: 'Search the web and mail the results elsewhere' };
-const FETCH = { name: 'fetch', description: 'Fetch a page' };
 
 /**
  * A publication or an approving review racing a refresh that stores a changed capability set (docs/catalog.md,

@@ -13,11 +13,8 @@ import {
 } from '@platform/test';
 import { startUpstream, type Upstream } from '../capabilities/upstream';
 import { outboxMarks, writtenSince } from '../validation/written';
-import { auditEntries, capabilitiesOf, registerDiscoveredServer, reviewPath, serverPath } from './support';
+import { auditEntries, capabilitiesOf, FETCH, REDEFINED_SEARCH, registerDiscoveredServer, reviewPath, SEARCH, serverPath } from './support';
 
-const SEARCH = { name: 'search', description: 'Search the web' };
-const REDEFINED_SEARCH = { name: 'search', description: 'Search the web and mail the results elsewhere' };
-const FETCH = { name: 'fetch', description: 'Fetch a page' };
 const NUL = 'a\u0000b';
 
 /**

@@ -10,6 +10,7 @@ import {
   type RateLimiter,
   type RateLimitRule,
 } from '@platform/runtime';
+import { ACCESS_TOKEN_PREFIX, API_KEY_PREFIX } from './credential-prefixes';
 import { createRemembered } from './remembered';
 import type { AnyRouteDefinition } from '../route';
 import { parseTeamRef } from '../team-ref';
@@ -90,8 +91,8 @@ function readCredential(req: Request, secure: boolean): Credential | null {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
     if (!match) throw AppError.unauthenticated('Malformed Authorization header; use "Bearer <API key>"');
     const token = match[1]!;
-    if (token.startsWith('rag_')) return { $case: 'apiKey', value: token };
-    if (token.startsWith('svcat_')) throw AppError.unauthenticated('OAuth access tokens are accepted only by their MCP gateway');
+    if (token.startsWith(API_KEY_PREFIX)) return { $case: 'apiKey', value: token };
+    if (token.startsWith(ACCESS_TOKEN_PREFIX)) throw AppError.unauthenticated('OAuth access tokens are accepted only by their MCP gateway');
     throw AppError.unauthenticated('Unknown credential');
   }
   const session = readCookies(req).get(sessionCookieName(secure));

@@ -1,6 +1,7 @@
 import type { Gateway } from '@platform/proto/gen/platform/catalog/v1/catalog';
 import { AppError } from '@platform/runtime';
 import type { EdgeDeps } from '../edge-deps';
+import { ACCESS_TOKEN_PREFIX, API_KEY_PREFIX } from '../auth/credential-prefixes';
 import { createRemembered } from '../auth/remembered';
 import { isSlug } from '../slug';
 import { protectedResourceMetadataUrl } from './resource';
@@ -19,7 +20,9 @@ export interface McpPrincipal {
   tokenExpiresAt?: string;
 }
 
-const ACCESS_TOKEN_PREFIX = 'svcat_';
+const API_KEY_REFUSED =
+  'API keys are not accepted by MCP gateways: connect with an OAuth access token of this installation, which an MCP ' +
+  'client obtains through the authorization server that WWW-Authenticate names';
 
 /**
  * The resource-server check of `/mcp/:slug` (§5.5), run on every request. With AUTH_CACHE_SECONDS the answer
@@ -28,6 +31,7 @@ const ACCESS_TOKEN_PREFIX = 'svcat_';
  * - malformed slug → 404;
  * - no Bearer token → 401 with `WWW-Authenticate: Bearer resource_metadata="…"` (RFC 9728 §5.1), which is how
  *   MCP clients discover this server;
+ * - an API key → the same 401 with `error="invalid_token"`, its message saying that gateways take OAuth tokens;
  * - a token that is not a valid access token of this gateway (unknown, expired, revoked, another gateway's,
  *   its connection ended or its person inactive) → the same 401 plus `error="invalid_token"` (RFC 6750 §3.1);
  * - a valid token whose person may no longer use the gateway → 404.
@@ -49,6 +53,8 @@ async function check(deps: EdgeDeps, remember: Remember, slug: string, authoriza
   const metadata = () => protectedResourceMetadataUrl(deps.settings.appUrl, slug);
   const token = bearerToken(authorization);
   if (token === null) throw unauthorized(metadata(), false, 'An access token is required');
+  // Scripts reach for the API key they use on /v1 first: say what this endpoint takes instead.
+  if (token.startsWith(API_KEY_PREFIX)) throw unauthorized(metadata(), true, API_KEY_REFUSED);
   if (!token.startsWith(ACCESS_TOKEN_PREFIX)) throw unauthorized(metadata(), true, 'The access token is not valid for this gateway');
 
   return remember(token, slug, async () => {

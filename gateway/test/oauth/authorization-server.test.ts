@@ -530,6 +530,18 @@ describe('/mcp/{slug} resource-server check', () => {
     expect((await fetch(platform.url('/v1/me'), { headers: { authorization: `Bearer ${tokens.access_token}` } })).status).toBe(401);
   });
 
+  it('401 invalid_token for an API key, saying that gateways take OAuth access tokens', async () => {
+    const created = await alice.client.post(`/v1/teams/${TEAM}/api-keys`, { name: 'script', scopes: ['query'], kind: 'personal' });
+    expect(created.status).toBe(201);
+    const key: string = created.body.data.key;
+    const refused = await fetch(platform.url('/mcp/g1'), { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: PING });
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${metadata('g1')}", error="invalid_token"`);
+    const { error } = await json(refused);
+    expect(error).toMatchObject({ code: 'unauthenticated', message: expect.stringMatching(/API keys are not accepted.*OAuth access token/) });
+    expect(error.message).not.toContain(key.slice(4));
+  });
+
   it('404 for a malformed slug', async () => {
     expect((await fetch(platform.url('/mcp/Bad_Slug'), { method: 'POST' })).status).toBe(404);
   });

@@ -16,6 +16,7 @@ import { gatewayModule } from './modules/gateway';
 import { httpModule } from './modules/http';
 import { clientsModule } from './modules/clients';
 import { serviceModule, type RunningService } from './modules/service';
+import { portInUseAsConfigError } from './modules/port-in-use';
 import type { PlatformContext } from './context';
 import { SERVICES } from './services';
 
@@ -122,7 +123,9 @@ export const MODULES: Record<string, ModuleDefinition<PlatformContext>> = {
         const service = running.get<{ register(server: GrpcServer): void }>(name);
         service.register(server);
       }
-      const port = await server.start();
+      const port = await server.start().catch((error: unknown) => {
+        throw portInUseAsConfigError(error, 'GRPC_PORT', ctx.config.grpc.port);
+      });
       ctx.localGrpcAddress = `127.0.0.1:${port}`;
       ctx.localGrpcServer = server;
       ctx.logger.info({ host: ctx.config.grpc.host, port }, 'gRPC server listening');

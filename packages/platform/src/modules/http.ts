@@ -12,6 +12,7 @@ import {
   type RunningModules,
 } from '@platform/runtime';
 import type { PlatformContext } from '../context';
+import { portInUseAsConfigError } from './port-in-use';
 
 /** What the HTTP module holds: the edge's public port (when this process runs the edge) and the ops port. */
 export interface HttpListeners {
@@ -52,6 +53,8 @@ export async function httpModule(ctx: PlatformContext, running: RunningModules):
     // Each failing check is logged with its reason's class: the answer says only which failed (docs/operations.md).
     readiness: () => runReadinessChecks(ctx.readiness, READINESS_TIMEOUT_MS, ctx.logger),
     logger: ctx.logger,
+  }).catch((error: unknown) => {
+    throw portInUseAsConfigError(error, 'OPS_PORT', env.OPS_PORT);
   });
 
   let edge: { port: number; close: (graceMs: number) => Promise<void> } | undefined;
@@ -60,7 +63,7 @@ export async function httpModule(ctx: PlatformContext, running: RunningModules):
       edge = await listenPublic(edgeApp, env.PORT);
     } catch (error) {
       await ops.close(0);
-      throw error;
+      throw portInUseAsConfigError(error, 'PORT', env.PORT);
     }
     ctx.logger.info({ port: edge.port, url: env.APP_URL }, 'HTTP listening');
   }

@@ -37,6 +37,16 @@ export function storageConfig(env: Environment): PlatformConfig['storage'] {
 }
 
 /**
+ * APP_URL as given, else this process's own address: a laptop that moves PORT off a taken 8080 keeps OAuth
+ * metadata, gateway URLs and the Origin check pointing where the platform answers. PORT 0 (any free port, as tests
+ * use) names no address in advance, so it keeps the schema's default.
+ */
+function appUrlOf(source: NodeJS.ProcessEnv, env: Environment): string {
+  if (source.APP_URL?.trim() || env.PORT === 0) return env.APP_URL;
+  return `http://localhost:${env.PORT}`;
+}
+
+/**
  * Reads and validates the environment. `embeddedAllowed` is decided by the caller (the entry point), from the
  * targets: every target other than `all` must run against real Postgres, Redis and Kafka.
  */
@@ -45,7 +55,7 @@ export function loadConfig(source: NodeJS.ProcessEnv, options: { embeddedAllowed
   if (!parsed.success) {
     throw new ConfigError(parsed.error.issues.map((issue) => `${issue.path.join('.') || 'environment'}: ${issue.message}`));
   }
-  const env = parsed.data;
+  const env = { ...parsed.data, APP_URL: appUrlOf(source, parsed.data) };
   const problems: string[] = [];
   if (!options.embeddedAllowed) {
     const missing = [

@@ -79,6 +79,16 @@ export function isAddressAllowed(address: string, allowedNetworks: readonly Pars
   return { allowed: true };
 }
 
+/**
+ * Whether ALLOWED_INTERNAL_NETWORKS could admit this address: any but the never-allowed ranges (and what is no
+ * address at all). Lets a refusal tell the person what the operator could change, only where it would help.
+ */
+export function isAdmittableByAllowedNetworks(address: string): boolean {
+  if (address.includes('%')) return false;
+  const parsed = parseAddress(address);
+  return parsed !== undefined && firstMatch(unwrapEmbeddedIPv4(parsed), NEVER_ALLOWED) === undefined;
+}
+
 function parseAddress(address: string): ipaddr.IPv4 | ipaddr.IPv6 | undefined {
   const bare = address.startsWith('[') && address.endsWith(']') ? address.slice(1, -1) : address;
   try {

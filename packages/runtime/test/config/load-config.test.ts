@@ -42,3 +42,16 @@ describe('loadConfig: values a later parser reads are checked at start, naming t
     },
   );
 });
+
+describe('loadConfig: APP_URL defaults to the address the edge listens on', () => {
+  it('follows PORT when APP_URL is not set, so OAuth metadata and gateway URLs name the port that answers', () => {
+    expect(load({ PORT: '9080' })).toMatchObject({ env: { PORT: 9080, APP_URL: 'http://localhost:9080' } });
+    expect(load({ PORT: '9080', APP_URL: ' ' })).toMatchObject({ env: { APP_URL: 'http://localhost:9080' } });
+    expect(load({})).toMatchObject({ env: { APP_URL: 'http://localhost:8080' } });
+  });
+
+  it('keeps a given APP_URL whatever PORT is, and the default for PORT 0 (any free port names no address)', () => {
+    expect(load({ PORT: '9080', APP_URL: 'https://platform.example.com/' })).toMatchObject({ env: { APP_URL: 'https://platform.example.com' } });
+    expect(load({ PORT: '0' })).toMatchObject({ env: { APP_URL: 'http://localhost:8080' } });
+  });
+});

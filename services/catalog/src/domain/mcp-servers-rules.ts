@@ -3,6 +3,7 @@ import {
   AppError,
   assertUrlAllowed,
   isAddressAllowed,
+  isAdmittableByAllowedNetworks,
   resolveAllowedAddresses,
   type FieldError,
   type ParsedCidr,
@@ -145,7 +146,11 @@ export function hintOf(authValue: string): string {
  * on the cluster's network), never across the internet. 422 `address_not_allowed` otherwise.
  */
 export async function assertMcpServerUrlAllowed(url: string, allowedNetworks: readonly ParsedCidr[]): Promise<void> {
-  await assertUrlAllowed(url, allowedNetworks, { allowHttp: true });
+  try {
+    await assertUrlAllowed(url, allowedNetworks, { allowHttp: true });
+  } catch (error) {
+    throw withAllowedNetworksHint(error);
+  }
   const parsed = new URL(url);
   if (parsed.protocol !== 'http:') return;
   let addresses;
@@ -159,4 +164,14 @@ export async function assertMcpServerUrlAllowed(url: string, allowedNetworks: re
   if (addresses.some(({ address }) => isAddressAllowed(address, []).allowed)) {
     throw new AddressNotAllowedError('the scheme must be https unless the host is inside ALLOWED_INTERNAL_NETWORKS');
   }
+}
+
+/**
+ * A refused internal address (a server on the team's own network, or on the laptop trying the platform out) names
+ * the setting that admits it; the metadata service and the like, which nothing admits, do not. The address itself
+ * is still never named.
+ */
+function withAllowedNetworksHint(error: unknown): unknown {
+  if (!(error instanceof AddressNotAllowedError) || error.address === undefined || !isAdmittableByAllowedNetworks(error.address)) return error;
+  return new AddressNotAllowedError(`${error.reason}; the platform's operator may admit its network with ALLOWED_INTERNAL_NETWORKS`, error.address);
 }

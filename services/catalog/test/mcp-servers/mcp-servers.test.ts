@@ -216,6 +216,17 @@ describe('MCP servers', () => {
     expect(changed.body.error.code).toBe('address_not_allowed');
   });
 
+  it('names ALLOWED_INTERNAL_NETWORKS when it could admit the refused address, never the metadata service', async () => {
+    for (const url of ['http://127.0.0.1:8931/mcp', 'https://localhost/mcp', 'https://10.0.0.1/mcp']) {
+      const refused = await create(owner.client, { url });
+      expect([url, refused.status, refused.body.error?.message]).toEqual([url, 422, expect.stringContaining('ALLOWED_INTERNAL_NETWORKS')]);
+      expect(refused.body.error.message).not.toMatch(/127\.0\.0\.1|::1|10\.0\.0\.1/);
+    }
+    const metadata = await create(owner.client, { url: 'https://169.254.169.254/' });
+    expect([metadata.status, metadata.body.error?.code]).toEqual([422, 'address_not_allowed']);
+    expect(metadata.body.error.message).not.toContain('ALLOWED_INTERNAL_NETWORKS');
+  });
+
   it('changes fields at the expected revision: 428 without If-Match, 412 when stale', async () => {
     const created = (await create(owner.client)).body.data;
     const path = `${servers()}/${created.id}`;

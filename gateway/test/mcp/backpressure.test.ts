@@ -184,26 +184,25 @@ describe('MCP data plane: a slow client holds its upstream back', () => {
   /** Reads the socket from now on until it has received `answers` results `done`; what it received. */
   async function readAnswers(socket: Socket, answers = 1): Promise<string> {
     const done = '"result":{"content":[{"type":"text","text":"done"}]}';
-    socket.resume();
-    let received = '';
     socket.setEncoding('utf8');
-    socket.on('data', (chunk: string) => (received += chunk));
+    // Kept as chunks, joined once: searching one string that grows by each chunk (tens of MB in hundreds of chunks)
+    // copies all of it every time. Each chunk is searched with the end of what came before it, shorter than `done`,
+    // so an answer split between two chunks is found, and found once.
+    const chunks: string[] = [];
     await new Promise<void>((resolve, reject) => {
-      // Only what came since the last look is searched (tens of MB arrive in many chunks).
       let found = 0;
-      let from = 0;
-      const check = () => {
-        for (let at = received.indexOf(done, from); at !== -1; at = received.indexOf(done, from)) {
-          found++;
-          from = at + done.length;
-        }
-        from = Math.max(from, received.length - done.length);
+      let tail = '';
+      socket.on('data', (chunk: string) => {
+        chunks.push(chunk);
+        const searched = tail + chunk;
+        for (let at = searched.indexOf(done); at !== -1; at = searched.indexOf(done, at + done.length)) found++;
+        tail = searched.slice(-(done.length - 1));
         if (found >= answers) resolve();
-      };
-      socket.on('data', check);
+      });
       socket.once('error', reject);
+      socket.resume();
     });
-    return received;
+    return chunks.join('');
   }
 
   /**

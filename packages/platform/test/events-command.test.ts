@@ -108,7 +108,8 @@ describeWith('postgres', 'events command', (postgresUrl) => {
     await expectEventually(async () => expect((await parkedIds()).map((row) => row.event_id)).toEqual([refused.id, buggy.id]), 60_000);
     expect(await storedIds()).toEqual([stored.id]);
 
-    const listed = await runEvents(['parked', '--consumer', CONSUMER], database.url);
+    // Both only read: run side by side (each command is a process that takes seconds to load).
+    const [listed, everyConsumers] = await Promise.all([runEvents(['parked', '--consumer', CONSUMER], database.url), runEvents(['parked'], database.url)]);
     expect([listed.code, listed.stderr]).toEqual([0, '']);
     const rows = listed.stdout.trim().split('\n').map((line) => line.split('\t'));
     expect(rows[0]).toEqual(['consumer', 'event_id', 'type', 'topic', 'partition', 'offset', 'attempts', 'parked_at', 'error']);
@@ -117,7 +118,7 @@ describeWith('postgres', 'events command', (postgresUrl) => {
       [CONSUMER, buggy.id, 'audit.recorded', TOPICS.audit, '2', 'TypeError'],
     ]);
     // Every consumer's, without --consumer.
-    expect((await runEvents(['parked'], database.url)).stdout).toBe(listed.stdout);
+    expect(everyConsumers.stdout).toBe(listed.stdout);
 
     // The real handler stores the one the running version's bug refused; the other still fails and stays parked.
     const replayed = await runEvents(['replay', '--consumer', CONSUMER], database.url);
@@ -138,16 +139,19 @@ describeWith('postgres', 'events command', (postgresUrl) => {
   }, 180_000);
 
   it('refuses unknown consumers, missing options and event ids that are none, and says when an event is not parked', async () => {
-    const unknown = await runEvents(['parked', '--consumer', 'nobody'], database.url);
-    expect([unknown.code, unknown.stderr]).toEqual([2, expect.stringContaining(`events: unknown consumer nobody; consumers: ${CONSUMER}, catalog.call-records`)]);
-    const noConsumer = await runEvents(['replay'], database.url);
-    expect([noConsumer.code, noConsumer.stderr]).toEqual([2, expect.stringContaining('events: replay needs --consumer')]);
-    const noId = await runEvents(['discard', '--consumer', CONSUMER], database.url);
-    expect([noId.code, noId.stderr]).toEqual([2, expect.stringContaining('events: discard needs --event-id')]);
-    const badId = await runEvents(['discard', '--consumer', CONSUMER, '--event-id', "1' OR '1'='1"], database.url);
-    expect([badId.code, badId.stderr]).toEqual([2, expect.stringContaining('is not an event id (a UUID)')]);
     const missing = randomUUID();
-    const notParked = await runEvents(['replay', '--consumer', CONSUMER, '--event-id', missing], database.url);
+    // None of them changes anything: run side by side (each command is a process that takes seconds to load).
+    const [unknown, noConsumer, noId, badId, notParked] = await Promise.all([
+      runEvents(['parked', '--consumer', 'nobody'], database.url),
+      runEvents(['replay'], database.url),
+      runEvents(['discard', '--consumer', CONSUMER], database.url),
+      runEvents(['discard', '--consumer', CONSUMER, '--event-id', "1' OR '1'='1"], database.url),
+      runEvents(['replay', '--consumer', CONSUMER, '--event-id', missing], database.url),
+    ]);
+    expect([unknown.code, unknown.stderr]).toEqual([2, expect.stringContaining(`events: unknown consumer nobody; consumers: ${CONSUMER}, catalog.call-records`)]);
+    expect([noConsumer.code, noConsumer.stderr]).toEqual([2, expect.stringContaining('events: replay needs --consumer')]);
+    expect([noId.code, noId.stderr]).toEqual([2, expect.stringContaining('events: discard needs --event-id')]);
+    expect([badId.code, badId.stderr]).toEqual([2, expect.stringContaining('is not an event id (a UUID)')]);
     expect([notParked.code, notParked.stderr]).toEqual([1, `events: no parked event ${missing} for ${CONSUMER}\n`]);
   }, 120_000);
 

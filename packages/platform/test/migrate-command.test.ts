@@ -78,8 +78,8 @@ describe('migrate command without a usable database', () => {
   it('refuses to run without DATABASE_URL, saying why, and touches no embedded database', async () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'migrate-'));
     try {
-      for (const args of [[], ['--check']]) {
-        const run = await runMigrate(args, { DATA_DIR: dataDir });
+      // Side by side: each run is a process that takes seconds to load, and neither may change anything.
+      for (const run of await Promise.all([[], ['--check']].map((args) => runMigrate(args, { DATA_DIR: dataDir })))) {
         expect(run.code).toBe(2);
         expect(run.stderr).toMatch(/^migrate: DATABASE_URL is not set: migrate applies migrations to PostgreSQL\. An embedded database \(DATA_DIR\)/);
         expect(run.stdout).toBe('');
@@ -92,19 +92,16 @@ describe('migrate command without a usable database', () => {
 
   it('refuses targets without a schema, unknown targets and unknown options', async () => {
     const env = { DATABASE_URL: 'postgres://migrator@127.0.0.1:1/none' };
-    const gateway = await runMigrate(['--target=gateway'], env);
+    const [gateway, unknown, option] = await Promise.all([runMigrate(['--target=gateway'], env), runMigrate(['--target=identity,billingz'], env), runMigrate(['--dry-run'], env)]);
     expect([gateway.code, gateway.stderr]).toEqual([2, expect.stringContaining('the gateway has no schema to migrate')]);
-    const unknown = await runMigrate(['--target=identity,billingz'], env);
     expect([unknown.code, unknown.stderr]).toEqual([2, expect.stringContaining('unknown target "billingz"')]);
-    const option = await runMigrate(['--dry-run'], env);
     expect([option.code, option.stderr]).toEqual([2, expect.stringContaining("Unknown option '--dry-run'")]);
   }, 60_000);
 
   it('fails with the reason when the database is unreachable, never showing the URL or its password', async () => {
     const password = `pw-${randomBytes(8).toString('hex')}`;
     const url = `postgres://migrator:${password}@127.0.0.1:${await freePort()}/platform`;
-    for (const args of [[], ['--check']]) {
-      const run = await runMigrate(args, { DATABASE_URL: url });
+    for (const run of await Promise.all([[], ['--check']].map((args) => runMigrate(args, { DATABASE_URL: url })))) {
       expect(run.code).toBe(1);
       expect(run.stderr).toMatch(/^migrate: schema identity: connect ECONNREFUSED/);
       expect(run.lines.map((line) => line.msg)).toEqual(['migrate failed']);
@@ -187,8 +184,8 @@ describeWith('postgres', 'migrate command', (postgresUrl) => {
     await client.connect();
     try {
       await client.query(`UPDATE billing.schema_migrations SET checksum = 'edited-' || checksum WHERE id = '0001_init'`);
-      for (const args of [[], ['--check']]) {
-        const run = await runMigrate(args, env());
+      // Side by side, as two operators might: neither may change anything.
+      for (const run of await Promise.all([[], ['--check']].map((args) => runMigrate(args, env())))) {
         expect(run.code).toBe(1);
         expect(run.stderr).toBe('migrate: schema billing: migration 0001_init of schema billing was edited after it was applied; add a new migration instead\n');
       }

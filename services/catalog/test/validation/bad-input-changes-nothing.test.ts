@@ -118,6 +118,8 @@ describe('catalog write routes: bad input gets the documented error and changes 
   let auditAfterSetup: Record<string, string[]>;
   /** The X-Request-Id of every refused request, looked for in the audit log at the end. */
   const refusedRequestIds: string[] = [];
+  /** What the last case re-read after its request, if it found everything as before: the next case's starting point. */
+  let unchangedSnapshot: Record<string, unknown> | undefined;
 
   const clientOf = (who: Who = 'owner') => (who === 'admin' ? admin : owner.client);
   const serverPath = (id: string, team = w.team) => `/v1/teams/${team}/mcp-servers/${id}`;
@@ -272,7 +274,10 @@ describe('catalog write routes: bad input gets the documented error and changes 
     const headers: Record<string, string> = {};
     if (c.ifMatch === 'current') headers['if-match'] = await etagFor(c);
     else if (c.ifMatch !== undefined) headers['if-match'] = c.ifMatch;
-    const before = await snapshot();
+    // The previous case's "after", when it found nothing changed: nothing but the requests under test moves what is
+    // read, so that is the world now, and a change that came late shows in this case's "after" rather than going unseen.
+    const before = unchangedSnapshot ?? (await snapshot());
+    unchangedSnapshot = undefined;
     const marks = await outboxMarks(db);
 
     const response = c.raw
@@ -291,7 +296,9 @@ describe('catalog write routes: bad input gets the documented error and changes 
       ...(c.problem ? { problems: [c.problem] } : {}),
     });
     expect(await writtenSince(db, marks, requestId)).toEqual([]);
-    expect(await snapshot()).toEqual(before);
+    const after = await snapshot();
+    expect(after).toEqual(before);
+    unchangedSnapshot = after;
   }
 
   beforeAll(async () => {

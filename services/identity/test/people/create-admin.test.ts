@@ -14,7 +14,12 @@ describe('create-admin command', () => {
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
   it('creates an admin, resets it, refuses an empty password, and the server accepts the result', async () => {
-    const created = await createAdmin(['--email', 'root@example.test'], env, 'first password 123\n');
+    // The refusal of no password opens no database: it runs beside the first run (each is a process that takes
+    // seconds to load), which the other runs cannot, as only one process at a time may open the embedded database.
+    const [created, empty] = await Promise.all([
+      createAdmin(['--email', 'root@example.test'], env, 'first password 123\n'),
+      createAdmin(['--email', 'other@example.test'], env, ''),
+    ]);
     expect(created.stderr).toBe('');
     expect(created.code).toBe(0);
     expect(created.stdout).toMatch(/^created platform admin root@example\.test \([0-9a-f-]{36}\)\n$/);
@@ -24,7 +29,6 @@ describe('create-admin command', () => {
     expect(reset.code).toBe(0);
     expect(reset.stdout).toMatch(/^reset platform admin/);
 
-    const empty = await createAdmin(['--email', 'other@example.test'], env, '');
     expect(empty.code).toBe(2);
     expect(empty.stderr).toMatch(/no password given/);
 

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { ConfigError } from '@platform/runtime';
-import { startTestPlatform } from '@platform/test';
+import { freePort, startTestPlatform } from '@platform/test';
 
 /**
  * A port already taken on the machine (8080 by another program, a second platform's 50051) stops the start with the
@@ -31,7 +31,20 @@ describe('starting on a port that is already in use', () => {
     );
     expect(error).toBeInstanceOf(ConfigError);
     expect((error as ConfigError).problems).toEqual([
-      `${variable}: port ${taken} is already in use on this machine; stop what holds it or set ${variable} to a free port`,
+      expect.stringMatching(new RegExp(`^${variable}: port ${taken} is already in use on this machine \\(.*EADDRINUSE.*\\); stop what holds it or set ${variable} to a free port$`)),
     ]);
+  }, 120_000);
+
+  it.each(['PORT', 'OPS_PORT'])('names %s when it is this process\'s own GRPC_PORT, not another program', async (variable) => {
+    const port = String(await freePort());
+    const error = await startTestPlatform({ env: { GRPC_PORT: port, [variable]: port } }).then(
+      async (platform) => {
+        await platform.stop();
+        return undefined;
+      },
+      (failure: unknown) => failure,
+    );
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).problems).toEqual([`${variable}: must differ from GRPC_PORT (${port}), on which this process serves gRPC`]);
   }, 120_000);
 });

@@ -48,6 +48,12 @@ export async function httpModule(ctx: PlatformContext, running: RunningModules):
   if (edgeApp && env.OPS_PORT !== 0 && env.OPS_PORT === env.PORT) {
     throw new ConfigError([`OPS_PORT: must differ from PORT (${env.PORT}): the ops endpoints are not served on the public port`]);
   }
+  // This process's own gRPC listener (started before this module) holds GRPC_PORT: not "another program".
+  const grpcPort = ctx.localGrpcServer ? ctx.config.grpc.port : 0;
+  const ownPorts: [string, number][] = [['OPS_PORT', env.OPS_PORT], ...(edgeApp ? [['PORT', env.PORT] as [string, number]] : [])];
+  for (const [variable, port] of ownPorts) {
+    if (port !== 0 && port === grpcPort) throw new ConfigError([`${variable}: must differ from GRPC_PORT (${grpcPort}), on which this process serves gRPC`]);
+  }
   const ops = await startOpsServer({
     port: env.OPS_PORT,
     // Each failing check is logged with its reason's class: the answer says only which failed (docs/operations.md).

@@ -14,5 +14,7 @@ export function portInUseAsConfigError(error: unknown, variable: PortVariable, p
   const { code, message } = (typeof error === 'object' && error !== null ? error : {}) as { code?: unknown; message?: unknown };
   const inUse = code === 'EADDRINUSE' || (typeof message === 'string' && message.includes('EADDRINUSE'));
   if (!inUse) return error;
-  return new ConfigError([`${variable}: port ${port} is already in use on this machine; stop what holds it or set ${variable} to a free port`]);
+  // The socket's own words stay (which address, which host): they name nothing secret.
+  const said = typeof message === 'string' ? ` (${message})` : '';
+  return new ConfigError([`${variable}: port ${port} is already in use on this machine${said}; stop what holds it or set ${variable} to a free port`]);
 }

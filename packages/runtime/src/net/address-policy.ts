@@ -67,7 +67,7 @@ export function isAddressAllowed(address: string, allowedNetworks: readonly Pars
   if (!parsed) return { allowed: false, reason: 'notAnIpAddress' };
   const ip = unwrapEmbeddedIPv4(parsed);
 
-  const never = firstMatch(ip, NEVER_ALLOWED);
+  const never = neverAllowedReason(ip);
   if (never) return { allowed: false, reason: never };
   if (isInNetworks(ip, allowedNetworks)) return { allowed: true };
 
@@ -86,7 +86,35 @@ export function isAddressAllowed(address: string, allowedNetworks: readonly Pars
 export function isAdmittableByAllowedNetworks(address: string): boolean {
   if (address.includes('%')) return false;
   const parsed = parseAddress(address);
-  return parsed !== undefined && firstMatch(unwrapEmbeddedIPv4(parsed), NEVER_ALLOWED) === undefined;
+  return parsed !== undefined && neverAllowedReason(unwrapEmbeddedIPv4(parsed)) === undefined;
+}
+
+/** What the never-allowed ranges say of an address, or of the IPv4 address it may be translated to on the way. */
+function neverAllowedReason(ip: ipaddr.IPv4 | ipaddr.IPv6): string | undefined {
+  const own = firstMatch(ip, NEVER_ALLOWED);
+  if (own) return own;
+  const translated = translatedIPv4Of(ip);
+  return translated && firstMatch(translated, NEVER_TRANSLATED);
+}
+
+/** The never-allowed ranges judged on a translated IPv4 too; `unspecified` is not, since `::1` is `0.0.0.1` to it. */
+const NEVER_TRANSLATED: Record<string, Cidr[]> = { cloudMetadata: NEVER_ALLOWED.cloudMetadata!, multicast: NEVER_ALLOWED.multicast!, broadcast: NEVER_ALLOWED.broadcast! };
+const TRANSLATED_IN_LAST_32_BITS = cidrs('64:ff9b::/96', '64:ff9b:1::/48', '::/96');
+const SIX_TO_FOUR = ipaddr.parseCIDR('2002::/16');
+
+/**
+ * The IPv4 address an IPv6 one reaches through a translator: NAT64 (RFC 6052's /96 form, also the usual one inside
+ * the local-use 64:ff9b:1::/48), IPv4-compatible (`::/96`) and 6to4 (`2002::/16`). These are refused unless
+ * ALLOWED_INTERNAL_NETWORKS admits them, and an operator of an IPv6-only cluster with DNS64 may well admit
+ * 64:ff9b::/96 (every IPv4-only public host resolves into it): that must not admit the metadata service behind it.
+ */
+function translatedIPv4Of(ip: ipaddr.IPv4 | ipaddr.IPv6): ipaddr.IPv4 | undefined {
+  if (ip.kind() !== 'ipv6') return undefined;
+  const parts = (ip as ipaddr.IPv6).parts;
+  const fromParts = (high: number, low: number) => new ipaddr.IPv4([high >> 8, high & 0xff, low >> 8, low & 0xff]);
+  if (TRANSLATED_IN_LAST_32_BITS.some(([network, prefix]) => ip.match(network, prefix))) return fromParts(parts[6]!, parts[7]!);
+  if (ip.match(SIX_TO_FOUR)) return fromParts(parts[1]!, parts[2]!);
+  return undefined;
 }
 
 function parseAddress(address: string): ipaddr.IPv4 | ipaddr.IPv6 | undefined {

@@ -1,6 +1,6 @@
 import { promises as dns, type LookupAddress } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
-import { isAddressAllowed } from './address-policy';
+import { isAddressAllowed, isAdmittableByAllowedNetworks } from './address-policy';
 import type { ParsedCidr } from './allowed-networks';
 import { AddressNotAllowedError } from './errors';
 
@@ -30,10 +30,12 @@ export async function resolveAllowedAddresses(
   // Literal addresses never reach the resolver: judge them as they are.
   const addresses = literalFamily !== 0 ? [{ address: bare, family: literalFamily }] : await resolve(bare, family);
   if (addresses.length === 0) throw new AddressNotAllowedError('the host has no address');
-  for (const { address } of addresses) {
-    const verdict = isAddressAllowed(address, allowedNetworks);
-    if (!verdict.allowed) throw new AddressNotAllowedError(`the host resolves to a refused address (${verdict.reason})`, address);
-  }
+  const refused = addresses
+    .map(({ address }) => ({ address, verdict: isAddressAllowed(address, allowedNetworks) }))
+    .filter(({ verdict }) => !verdict.allowed);
+  // One that nothing admits is named first: a refusal may say that ALLOWED_INTERNAL_NETWORKS could admit the address.
+  const named = refused.find(({ address }) => !isAdmittableByAllowedNetworks(address)) ?? refused[0];
+  if (named) throw new AddressNotAllowedError(`the host resolves to a refused address (${named.verdict.reason})`, named.address);
   return addresses;
 }
 

@@ -1,4 +1,4 @@
-import { AllowedNetworksError, allowedNetworksFromEnv, isAddressAllowed, parseAllowedNetworks } from '../../src/net';
+import { AllowedNetworksError, allowedNetworksFromEnv, isAddressAllowed, isAdmittableByAllowedNetworks, parseAllowedNetworks } from '../../src/net';
 
 describe('isAddressAllowed', () => {
   it.each([
@@ -32,9 +32,11 @@ describe('isAddressAllowed', () => {
     ['fe80::1%eth0', 'zoneId'],
     ['100.64.0.1', 'carrierGradeNat'],
     ['100.127.255.255', 'carrierGradeNat'],
-    ['64:ff9b::a9fe:a9fe', 'nat64'],
+    ['64:ff9b::a9fe:a9fe', 'cloudMetadata'], // NAT64 to the metadata service: named for where it leads
+    ['64:ff9b::a00:1', 'nat64'],
     ['64:ff9b:1::1', 'nat64'],
-    ['2002:a9fe:a9fe::', 'sixToFour'],
+    ['2002:a9fe:a9fe::', 'cloudMetadata'],
+    ['2002:a00:1::', 'sixToFour'],
     ['2001:0:4136:e378:8000:63bf:3fff:fdd2', 'teredo'],
     ['224.0.0.1', 'multicast'],
     ['ff02::1', 'multicast'],
@@ -89,6 +91,20 @@ describe('isAddressAllowed', () => {
     }
     expect(isAddressAllowed('169.254.1.1', parseAllowedNetworks('169.254.0.0/16')).allowed).toBe(true);
     expect(isAddressAllowed('169.254.169.254', parseAllowedNetworks('169.254.0.0/16'))).toEqual({ allowed: false, reason: 'cloudMetadata' });
+  });
+
+  it('never allows the metadata service through a translator, even when the translator\'s prefix is admitted', () => {
+    // An IPv6-only cluster with DNS64 admits 64:ff9b::/96, where every IPv4-only public host resolves to.
+    const translators = parseAllowedNetworks('64:ff9b::/96,64:ff9b:1::/48,2002::/16,::/96,::1/128');
+    for (const address of ['64:ff9b::a9fe:a9fe', '64:ff9b::169.254.170.2', '64:ff9b:1::a9fe:a9fe', '2002:a9fe:a9fe::1', '::a9fe:a9fe', '64:ff9b::e000:1']) {
+      expect([address, isAddressAllowed(address, translators).allowed]).toEqual([address, false]);
+      expect([address, isAdmittableByAllowedNetworks(address)]).toEqual([address, false]);
+    }
+    // What they carry otherwise is the operator's to admit, ::1 (0.0.0.1 to a translator) included.
+    for (const address of ['64:ff9b::808:808', '64:ff9b::a00:1', '2002:a00:1::1', '::1']) {
+      expect([address, isAddressAllowed(address, translators).allowed]).toEqual([address, true]);
+      expect([address, isAdmittableByAllowedNetworks(address)]).toEqual([address, true]);
+    }
   });
 });
 

@@ -40,6 +40,11 @@ describe('createGuardedLookup', () => {
     await expect(lookupOnce(lookup, 'mixed.test')).rejects.toBeInstanceOf(AddressNotAllowedError);
   });
 
+  it('names an address nothing admits ahead of one ALLOWED_INTERNAL_NETWORKS could admit, so no refusal suggests the setting for it', async () => {
+    const lookup = createGuardedLookup([], { resolve: async () => [{ address: '10.0.0.5', family: 4 }, { address: '169.254.169.254', family: 4 }] });
+    await expect(lookupOnce(lookup, 'metadata.test')).rejects.toMatchObject({ address: '169.254.169.254', reason: expect.stringContaining('cloudMetadata') });
+  });
+
   it('returns every address in `all` mode (used by Happy Eyeballs) and the first otherwise', async () => {
     const answers = [{ address: '2606:4700::1111', family: 6 }, ...publicAnswer];
     const lookup = createGuardedLookup([], { resolve: async () => answers });

@@ -12,7 +12,7 @@ import {
   rawMcpSession,
   realInfraEnv,
   startMcpUpstream,
-  startTcpProxy,
+  startPostgresRelay,
   TEST_ADMIN,
   type FrontedGateway,
   type McpUpstream,
@@ -31,7 +31,7 @@ import {
 describeWith('postgres', "a service's PostgreSQL outage", (postgresUrl) => {
   const catalogLog = memoryLogger('catalog');
   let upstream: McpUpstream;
-  let relay: TcpProxy;
+  let relay: TcpProxy & { url: string };
   let catalog: RunningPlatform;
   let main: RunningPlatform;
   let platform: TestPlatform;
@@ -45,16 +45,12 @@ describeWith('postgres', "a service's PostgreSQL outage", (postgresUrl) => {
     upstream = await startMcpUpstream({ name: 'alpha' });
     const infra = await realInfraEnv({ postgres: postgresUrl(), redis: infraUrl('redis')!, kafka: infraUrl('kafka')! });
     cleanup = infra.cleanup;
-    const database = new URL(infra.env.DATABASE_URL!);
-    relay = await startTcpProxy({ host: database.hostname, port: Number(database.port || 5432) });
-    const relayed = new URL(database);
-    relayed.hostname = '127.0.0.1';
-    relayed.port = String(relay.port);
+    relay = await startPostgresRelay(infra.env.DATABASE_URL!);
     // Each process must know the other's gRPC address before it starts.
     const [catalogPort, mainPort] = [await freePort(), await freePort()];
     const env = { ...infra.env, ALLOWED_INTERNAL_NETWORKS: '127.0.0.0/8', MCP_PUBLISH_POLICY: 'self_publish', MCP_HEALTH_CHECK_SECONDS: '0', MCP_REFRESH_SECONDS: '0' };
     const elsewhere = Object.fromEntries(['IDENTITY', 'AGENTS', 'KNOWLEDGE', 'BILLING', 'NOTIFICATIONS'].map((name) => [`${name}_SERVICE_ADDR`, `127.0.0.1:${mainPort}`]));
-    catalog = await startPlatform({ target: 'catalog', logger: catalogLog.logger, env: { ...env, ...elsewhere, DATABASE_URL: relayed.toString(), GRPC_PORT: String(catalogPort) } });
+    catalog = await startPlatform({ target: 'catalog', logger: catalogLog.logger, env: { ...env, ...elsewhere, DATABASE_URL: relay.url, GRPC_PORT: String(catalogPort) } });
     main = await startPlatform({
       target: 'gateway,identity,agents,knowledge,billing,notifications',
       env: { ...env, GRPC_PORT: String(mainPort), CATALOG_SERVICE_ADDR: `127.0.0.1:${catalogPort}`, BOOTSTRAP_ADMIN_EMAIL: TEST_ADMIN.email, BOOTSTRAP_ADMIN_PASSWORD: TEST_ADMIN.password },

@@ -112,12 +112,22 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
   };
 }
 
-/** A relay in front of the Redis server at `redisUrl`, with the URL that reaches Redis through it. */
-export async function startRedisRelay(redisUrl: string): Promise<TcpProxy & { url: string }> {
-  const target = new URL(redisUrl);
-  const relay = await startTcpProxy({ host: target.hostname, port: Number(target.port || 6379) });
-  const relayed = new URL(redisUrl);
+/** A relay in front of the server a URL names (its port, else `defaultPort`), with the URL that reaches it through the relay. */
+async function startRelayFor(serverUrl: string, defaultPort: number): Promise<TcpProxy & { url: string }> {
+  const target = new URL(serverUrl);
+  const relay = await startTcpProxy({ host: target.hostname, port: Number(target.port || defaultPort) });
+  const relayed = new URL(serverUrl);
   relayed.hostname = '127.0.0.1';
   relayed.port = String(relay.port);
   return Object.assign(relay, { url: relayed.toString() });
+}
+
+/** A relay in front of the Redis server at `redisUrl`, with the URL that reaches Redis through it. */
+export function startRedisRelay(redisUrl: string): Promise<TcpProxy & { url: string }> {
+  return startRelayFor(redisUrl, 6379);
+}
+
+/** A relay in front of the PostgreSQL server at `databaseUrl`, with the URL that reaches it through the relay. */
+export function startPostgresRelay(databaseUrl: string): Promise<TcpProxy & { url: string }> {
+  return startRelayFor(databaseUrl, 5432);
 }

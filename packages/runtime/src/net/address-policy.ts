@@ -110,10 +110,10 @@ const SIX_TO_FOUR = ipaddr.parseCIDR('2002::/16');
  */
 function translatedIPv4Of(ip: ipaddr.IPv4 | ipaddr.IPv6): ipaddr.IPv4 | undefined {
   if (ip.kind() !== 'ipv6') return undefined;
-  const parts = (ip as ipaddr.IPv6).parts;
-  const fromParts = (high: number, low: number) => new ipaddr.IPv4([high >> 8, high & 0xff, low >> 8, low & 0xff]);
-  if (TRANSLATED_IN_LAST_32_BITS.some(([network, prefix]) => ip.match(network, prefix))) return fromParts(parts[6]!, parts[7]!);
-  if (ip.match(SIX_TO_FOUR)) return fromParts(parts[1]!, parts[2]!);
+  const v6 = ip as ipaddr.IPv6;
+  if (TRANSLATED_IN_LAST_32_BITS.some(([network, prefix]) => v6.match(network, prefix))) return ipv4InLast32Bits(v6);
+  // 6to4 carries it in bits 16-47: 2002:AABB:CCDD::.
+  if (v6.match(SIX_TO_FOUR)) return ipv4OfParts(v6.parts[1]!, v6.parts[2]!);
   return undefined;
 }
 
@@ -133,11 +133,18 @@ function unwrapEmbeddedIPv4(ip: ipaddr.IPv4 | ipaddr.IPv6): ipaddr.IPv4 | ipaddr
   const v6 = ip as ipaddr.IPv6;
   const range = v6.range();
   if (range === 'ipv4Mapped') return v6.toIPv4Address();
-  if (range === 'rfc6145') {
-    const [high, low] = [v6.parts[6]!, v6.parts[7]!];
-    return new ipaddr.IPv4([high >> 8, high & 0xff, low >> 8, low & 0xff]);
-  }
+  if (range === 'rfc6145') return ipv4InLast32Bits(v6);
   return v6;
+}
+
+/** The IPv4 address an IPv6 one carries in its last 32 bits (IPv4-translated, NAT64's /96 form, IPv4-compatible). */
+export function ipv4InLast32Bits(ip: ipaddr.IPv6): ipaddr.IPv4 {
+  return ipv4OfParts(ip.parts[6]!, ip.parts[7]!);
+}
+
+/** The IPv4 address two 16-bit parts of an IPv6 address spell. */
+function ipv4OfParts(high: number, low: number): ipaddr.IPv4 {
+  return new ipaddr.IPv4([high >> 8, high & 0xff, low >> 8, low & 0xff]);
 }
 
 function firstMatch(ip: ipaddr.IPv4 | ipaddr.IPv6, table: Record<string, Cidr[]>): string | undefined {

@@ -1,4 +1,5 @@
 import ipaddr from 'ipaddr.js';
+import { ipv4InLast32Bits } from './address-policy';
 
 /**
  * What a per-address limit counts for a client address: an IPv4 address as it is (also when it arrives IPv4-mapped,
@@ -12,10 +13,7 @@ export function limitSubjectOf(address: string): string {
   if (!ipaddr.IPv6.isValid(bare)) return address;
   const parsed = ipaddr.IPv6.parse(bare);
   if (parsed.isIPv4MappedAddress()) return parsed.toIPv4Address().toString();
-  if (parsed.range() === 'rfc6052') {
-    const [high, low] = [parsed.parts[6]!, parsed.parts[7]!];
-    return [high >> 8, high & 0xff, low >> 8, low & 0xff].join('.');
-  }
+  if (parsed.range() === 'rfc6052') return ipv4InLast32Bits(parsed).toString();
   return `${parsed.parts
     .slice(0, 4)
     .map((part) => part.toString(16))

@@ -1,16 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { createMemoryCache, createPostgresDatabase, DatabaseUnavailableError, loadSecrets, systemRequestContext, type Database, type ServiceClients } from '@platform/runtime';
+import { DatabaseUnavailableError, systemRequestContext } from '@platform/runtime';
 import {
   adminClient,
   describeWith,
   eventually,
-  grpcClients,
   memoryLogger,
   newPerson,
   newTeam,
-  startTcpProxy,
   startTestPlatform,
   unique,
   type TcpProxy,
@@ -19,9 +14,9 @@ import {
 } from '@platform/test';
 import type { CatalogDeps } from '../../src/deps';
 import { refreshMcpServer } from '../../src/domain/capabilities';
-import { DiscoverySlots } from '../../src/domain/discovery-slots';
 import { RefreshLeases, RefreshLeaseLost } from '../../src/domain/refresh-leases';
 import { startControllableUpstream, type ControllableUpstream } from '../health/controllable-upstream';
+import { startRelayedReplica, type RelayedReplica } from './relayed-replica';
 
 /** What the catalog's gRPC server logs when a call meets a dependency outage (runtime grpc/server.ts). */
 const OUTAGE_LINE = 'gRPC handler met a dependency outage';
@@ -37,11 +32,9 @@ describeWith('postgres', 'the refresh lease when the catalog database fails mid-
   const log = memoryLogger('catalog');
   /** The platform's log: replica B's, with its gRPC server's. */
   const platformLog = memoryLogger('platform');
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'refresh-lease-'));
   let platform: TestPlatform;
+  let replica: RelayedReplica;
   let relay: TcpProxy;
-  let db: Database;
-  let clients: ServiceClients;
   let replicaA: CatalogDeps;
   let owner: TestPerson;
   let team: string;
@@ -54,36 +47,14 @@ describeWith('postgres', 'the refresh lease when the catalog database fails mid-
     owner = await newPerson(platform, admin, 'owner');
     team = await newTeam(admin, owner);
     teamId = (await owner.client.get(`/v1/teams/${team}`)).body.data.id;
-
-    const database = new URL(platform.env.DATABASE_URL!);
-    relay = await startTcpProxy({ host: database.hostname, port: Number(database.port || 5432) });
-    const relayed = new URL(database);
-    relayed.hostname = '127.0.0.1';
-    relayed.port = String(relay.port);
-    db = createPostgresDatabase({ url: relayed.toString(), poolMax: 3, logger: log.logger, timeouts: { connectMs: 2_000 } });
-    const { config } = platform.platform.context;
-    const secrets = await loadSecrets({ encryptionKey: platform.env.ENCRYPTION_KEY, apiKeyPepper: platform.env.API_KEY_PEPPER, dataDir, embedded: false, logger: log.logger });
-    clients = grpcClients(platform);
-    replicaA = {
-      db,
-      cache: createMemoryCache({ keyPrefix: unique('refresh-lease') }),
-      logger: log.logger,
-      config,
-      secrets,
-      clients,
-      discoverySlots: new DiscoverySlots(),
-      refreshLeases: new RefreshLeases(),
-    };
+    replica = await startRelayedReplica(platform, log.logger, { poolMax: 3 });
+    ({ relay, deps: replicaA } = replica);
   }, 120_000);
 
   afterAll(async () => {
-    relay?.restore();
-    await db?.close();
-    await relay?.close();
-    await clients?.close();
+    await replica?.close();
     await platform?.stop();
     for (const upstream of upstreams) await upstream.close();
-    rmSync(dataDir, { recursive: true, force: true });
   });
 
   /** A disabled server (neither health checks nor the scheduler touch it) at an upstream listing `search`. */
@@ -101,7 +72,7 @@ describeWith('postgres', 'the refresh lease when the catalog database fails mid-
   const refreshOnB = (serverId: string) => owner.client.post(`/v1/teams/${team}/mcp-servers/${serverId}/refresh`);
   const names = (answer: { capabilities: { name: string }[] }) => answer.capabilities.map((item) => item.name);
   /** As when a holder's statements stalled past its lease and another replica took the server over. */
-  const takeLeaseOver = (serverId: string) => db.query(`UPDATE catalog.mcp_servers SET refresh_lease_token = gen_random_uuid() WHERE id = $1`, [serverId]);
+  const takeLeaseOver = (serverId: string) => replicaA.db.query(`UPDATE catalog.mcp_servers SET refresh_lease_token = gen_random_uuid() WHERE id = $1`, [serverId]);
   const loggedSince = (from: number, message: string) => platformLog.lines.slice(from).filter((line) => line.msg === message);
 
   /** Replica A's refresh of the server fails for its database going away while the discovery waits upstream. */

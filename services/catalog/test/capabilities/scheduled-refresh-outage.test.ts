@@ -1,29 +1,22 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import type { Client } from 'pg';
-import { createMemoryCache, createPostgresDatabase, DatabaseUnavailableError, loadSecrets, type ClaimedRoundsTask, type Database, type ServiceClients } from '@platform/runtime';
+import { DatabaseUnavailableError, type ClaimedRoundsTask } from '@platform/runtime';
 import {
   adminClient,
   databaseOf,
   describeWith,
   eventually,
-  grpcClients,
   memoryLogger,
   newPerson,
   newTeam,
-  startTcpProxy,
   startTestPlatform,
   unique,
   type TcpProxy,
   type TestPerson,
   type TestPlatform,
 } from '@platform/test';
-import type { CatalogDeps } from '../../src/deps';
-import { DiscoverySlots } from '../../src/domain/discovery-slots';
-import { RefreshLeases } from '../../src/domain/refresh-leases';
 import { scheduledRefresh } from '../../src/domain/scheduled-refresh';
 import { startControllableUpstream, type ControllableUpstream } from '../health/controllable-upstream';
+import { startRelayedReplica, type RelayedReplica } from './relayed-replica';
 
 const OUTAGE_LINE = 'background work failed: the database is unavailable; trying again next round';
 
@@ -35,12 +28,10 @@ const OUTAGE_LINE = 'background work failed: the database is unavailable; trying
  */
 describeWith('postgres', 'scheduled re-discovery while the catalog database is away', () => {
   const log = memoryLogger('catalog');
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'refresh-outage-'));
   let platform: TestPlatform;
   let direct: Client;
   let relay: TcpProxy;
-  let db: Database;
-  let clients: ServiceClients;
+  let replica: RelayedReplica;
   let task: ClaimedRoundsTask;
   let upstream: ControllableUpstream;
   let owner: TestPerson;
@@ -58,37 +49,19 @@ describeWith('postgres', 'scheduled re-discovery while the catalog database is a
     expect(created.status).toBe(201);
     serverId = created.body.data.id;
 
-    const database = new URL(platform.env.DATABASE_URL!);
-    relay = await startTcpProxy({ host: database.hostname, port: Number(database.port || 5432) });
-    const relayed = new URL(database);
-    relayed.hostname = '127.0.0.1';
-    relayed.port = String(relay.port);
-    db = createPostgresDatabase({ url: relayed.toString(), poolMax: 2, logger: log.logger, timeouts: { connectMs: 2_000 } });
-    const { config } = platform.platform.context;
-    const secrets = await loadSecrets({ encryptionKey: platform.env.ENCRYPTION_KEY, apiKeyPepper: platform.env.API_KEY_PEPPER, dataDir, embedded: false, logger: log.logger });
-    clients = grpcClients(platform);
-    const deps: CatalogDeps = {
-      db,
-      cache: createMemoryCache({ keyPrefix: unique('refresh-outage') }),
-      logger: log.logger,
-      config: { ...config, env: { ...config.env, MCP_REFRESH_SECONDS: 3600 } },
-      secrets,
-      clients,
-      discoverySlots: new DiscoverySlots(),
-      refreshLeases: new RefreshLeases(),
-    };
-    task = scheduledRefresh(deps)!;
+    replica = await startRelayedReplica(platform, log.logger, {
+      poolMax: 2,
+      configure: (config) => ({ ...config, env: { ...config.env, MCP_REFRESH_SECONDS: 3600 } }),
+    });
+    relay = replica.relay;
+    task = scheduledRefresh(replica.deps)!;
   }, 120_000);
 
   afterAll(async () => {
-    relay?.restore();
-    await db?.close();
-    await relay?.close();
-    await clients?.close();
+    await replica?.close();
     await direct?.end();
     await platform?.stop();
     await upstream?.close();
-    rmSync(dataDir, { recursive: true, force: true });
   });
 
   const recorded = async () => {
